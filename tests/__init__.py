@@ -1,0 +1,1 @@
+"""Test suite: unit, integration and end-to-end tests against loopback fakes."""
