@@ -1,0 +1,143 @@
+"""Memory settings, read from a mapping of environment variables passed in by the caller.
+
+Variables (empty values count as unset):
+    DATA_DIR               folder holding bot.sqlite3 and chroma/ (default ./data)
+    CHROMA_HOST            Chroma server host; unset = embedded PersistentClient under DATA_DIR
+    CHROMA_PORT            Chroma server port (default 8000)
+    MEMORY_SCOPE           "place" (default: guild items only in that guild, DM items only in
+                           DMs) or "global" (a user's items are found everywhere)
+    EMBEDDING_BACKEND      "local" (default, offline all-MiniLM-L6-v2) or "openai"
+    EMBEDDING_MODEL        model name (default all-MiniLM-L6-v2 / text-embedding-3-small)
+    EMBEDDING_BASE_URL     OpenAI-compatible endpoint (default OPENAI_BASE_URL, else OpenAI's)
+    EMBEDDING_API_KEY      its key (default OPENAI_API_KEY); never shown in errors or repr
+    BUFFER_RETENTION_DAYS  days of channel history kept on disk (default 90; 0 = keep forever)
+
+Never reads os.environ itself. Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from memory.errors import ConfigError
+
+__all__ = ["MemorySettings", "load_memory_settings"]
+
+log = logging.getLogger(__name__)
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+LOCAL_DEFAULT_MODEL = "all-MiniLM-L6-v2"
+OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
+
+SQLITE_FILENAME = "bot.sqlite3"
+CHROMA_DIRNAME = "chroma"
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySettings:
+    """Where memory lives and how it embeds; every field has a usable default."""
+
+    data_dir: Path = Path("data")
+    chroma_host: str | None = None
+    chroma_port: int = 8000
+    memory_scope: Literal["place", "global"] = "place"
+    embedding_backend: Literal["local", "openai"] = "local"
+    embedding_model: str = LOCAL_DEFAULT_MODEL
+    embedding_base_url: str = OPENAI_DEFAULT_BASE_URL
+    embedding_api_key: str = field(default="", repr=False)
+    buffer_retention_days: int = 90
+
+    @property
+    def sqlite_path(self) -> Path:
+        """The SQLite file for channel buffers and traces: DATA_DIR/bot.sqlite3."""
+        return Path(self.data_dir) / SQLITE_FILENAME
+
+    @property
+    def chroma_path(self) -> Path:
+        """The embedded Chroma folder: DATA_DIR/chroma."""
+        return Path(self.data_dir) / CHROMA_DIRNAME
+
+
+def _get(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    if value is None or not value.strip():
+        return None
+    return value.strip()
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    raw = _get(env, name)
+    if raw is None:
+        return default
+    if raw.lower() not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}: {raw!r}")
+    return raw.lower()
+
+
+def _int(env: Mapping[str, str], name: str, default: int, *, low: int, high: int | None = None) -> int:
+    raw = _get(env, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} is not a whole number: {raw!r}") from None
+    if value < low or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"between {low} and {high}"
+        raise ConfigError(f"{name} must be {bounds}: {raw!r}")
+    return value
+
+
+def _url(env: Mapping[str, str], name: str, default: str) -> str:
+    raw = _get(env, name)
+    if raw is None:
+        return default
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{name} is not a valid http(s) URL: {raw!r}")
+    return raw.rstrip("/")
+
+
+def _host(env: Mapping[str, str], name: str) -> str | None:
+    raw = _get(env, name)
+    if raw is None:
+        return None
+    if "://" in raw or "/" in raw or any(ch.isspace() for ch in raw):
+        raise ConfigError(f"{name} must be a host name or address, not a URL or path: {raw!r}")
+    return raw
+
+
+def load_memory_settings(env: Mapping[str, str]) -> MemorySettings:
+    """Build MemorySettings from ``env``; raise ConfigError naming the bad variable."""
+    data_dir = Path(_get(env, "DATA_DIR") or "data").expanduser()
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"DATA_DIR is not a directory: {str(data_dir)!r}")
+
+    backend = _choice(env, "EMBEDDING_BACKEND", ("local", "openai"), "local")
+    default_model = LOCAL_DEFAULT_MODEL if backend == "local" else OPENAI_DEFAULT_MODEL
+    base_url = _url(env, "EMBEDDING_BASE_URL", _url(env, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL))
+    api_key = _get(env, "EMBEDDING_API_KEY") or _get(env, "OPENAI_API_KEY") or ""
+    if backend == "openai" and not api_key and urlsplit(base_url).hostname == "api.openai.com":
+        raise ConfigError(
+            "EMBEDDING_API_KEY (or OPENAI_API_KEY) is required when EMBEDDING_BACKEND=openai "
+            f"uses {base_url}"
+        )
+
+    settings = MemorySettings(
+        data_dir=data_dir,
+        chroma_host=_host(env, "CHROMA_HOST"),
+        chroma_port=_int(env, "CHROMA_PORT", 8000, low=1, high=65535),
+        memory_scope=_choice(env, "MEMORY_SCOPE", ("place", "global"), "place"),  # type: ignore[arg-type]
+        embedding_backend=backend,  # type: ignore[arg-type]
+        embedding_model=_get(env, "EMBEDDING_MODEL") or default_model,
+        embedding_base_url=base_url,
+        embedding_api_key=api_key,
+        buffer_retention_days=_int(env, "BUFFER_RETENTION_DAYS", 90, low=0),
+    )
+    log.debug("memory settings: %r", settings)
+    return settings
