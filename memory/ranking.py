@@ -1,0 +1,365 @@
+"""Hybrid ranking of one user's memory candidates: BM25 + dense similarity + time.
+
+This module is pure: no I/O, no storage, no model. `memory.semantic` gathers candidates
+(dense similarities from Chroma, keyword scores from a `KeywordIndex` over the user's
+items, each item's creation time) and calls `fuse` to get the final order.
+
+- `plan_query` turns a question into a `QueryPlan`: the text worth searching for (chatter
+  such as "what did I tell you about" and time expressions removed), an optional time
+  window ("yesterday", "last week", "on Monday", "two days ago"), and how much recency
+  should count (only for questions about time or about the current state of things).
+- `KeywordIndex` is Okapi BM25 over a small tokenizer (Unicode NFKC, case-folding,
+  punctuation split, stop words, light suffix stripping).
+- `fuse` merges the two rankings ("dense", "keyword" or "hybrid") and applies the window
+  and recency of the plan.
+
+It must not import anything from `agent/`, `bot/`, or the storage modules of `memory/`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+__all__ = [
+    "KeywordIndex",
+    "QueryPlan",
+    "fuse",
+    "plan_query",
+    "tokenize",
+]
+
+log = logging.getLogger(__name__)
+
+DAY = 86_400.0
+
+# ---------------------------------------------------------------------------------------
+# Tokenizer
+# ---------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves im ive id ill dont didnt doesnt isnt wasnt thats whats
+    s t d ll m re ve also ok okay yeah yes hey hi hello thanks thank please really
+    bot user tell told say said remember mention mentioned
+    """.split()
+)
+
+_SUFFIXES = ("ingly", "ings", "ing", "edly", "ies", "ied", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """Strip one common English suffix, keeping at least a 3-letter stem."""
+    if len(word) <= 3 or not word.isascii():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return stem + "y"
+            if suffix == "es" and not stem.endswith(("s", "x", "z", "ch", "sh")):
+                return stem + "e"
+            if suffix == "s" and stem.endswith(("s", "u", "i")):
+                return word
+            if len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]
+            return stem
+    return word
+
+
+def _clean(text: str) -> str:
+    """NFKC-normalize, case-fold and drop format characters (zero-width, bidi marks)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf").replace("'", "").replace("’", "")
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of `text` for BM25: normalized, stop words removed, lightly stemmed."""
+    if not text:
+        return []
+    words = _WORD.findall(_clean(text))
+    return [_stem(w) for w in words if w not in STOP_WORDS and not w.isspace()]
+
+
+# ---------------------------------------------------------------------------------------
+# BM25
+# ---------------------------------------------------------------------------------------
+# Okapi BM25 is implemented here rather than taken from `rank_bm25`: that package has had
+# no release since 2022, always builds numpy arrays over the whole vocabulary, and scores
+# every document for every query; what we need is twenty lines over a per-user index of a
+# few hundred items, a sparse {id: score} answer and our own tokenizer.
+
+
+class KeywordIndex:
+    """Okapi BM25 over `(id, text)` items; `.scores(query)` gives only matching ids."""
+
+    def __init__(self, items: Sequence[tuple[str, str]], *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._ids: list[str] = []
+        self._tfs: list[Counter[str]] = []
+        self._lengths: list[int] = []
+        self._postings: dict[str, list[int]] = {}
+        for item_id, text in items:
+            terms = Counter(tokenize(text or ""))
+            doc = len(self._ids)
+            self._ids.append(item_id)
+            self._tfs.append(terms)
+            self._lengths.append(sum(terms.values()))
+            for term in terms:
+                self._postings.setdefault(term, []).append(doc)
+        total = sum(self._lengths)
+        self._avg_length = total / len(self._ids) if self._ids and total else 1.0
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def idf(self, term: str) -> float:
+        """Lucene's non-negative BM25 idf: rare terms weigh more, none weighs below zero."""
+        n = len(self._postings.get(term, ()))
+        return math.log(1.0 + (len(self._ids) - n + 0.5) / (n + 0.5))
+
+    def scores(self, text: str) -> dict[str, float]:
+        """BM25 score of every item sharing at least one query term (others are absent)."""
+        out: dict[str, float] = {}
+        for term, qtf in Counter(tokenize(text or "")).items():
+            docs = self._postings.get(term)
+            if not docs:
+                continue
+            idf = self.idf(term)
+            for doc in docs:
+                tf = self._tfs[doc][term]
+                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[doc] / self._avg_length)
+                gain = idf * tf * (self.k1 + 1.0) / (tf + norm)
+                item_id = self._ids[doc]
+                out[item_id] = out.get(item_id, 0.0) + gain * qtf
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# Query planning
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """What to search for and when: `since`/`until` are epoch seconds (None = open)."""
+
+    search_text: str
+    since: float | None
+    until: float | None
+    recency_weight: float
+
+
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "a couple of": 2,
+    "few": 3, "a few": 3,
+}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUM = r"(\d{1,3}|a couple of|a few|couple of|few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+
+# Chatter around the real subject of a memory question.
+_CHATTER = re.compile(
+    r"\b(?:what|which|when|where|who|how)\b(?:\s+(?:did|do|was|were|had|have|is|are))?\s+"
+    r"(?:i|we)\s+(?:say|said|tell|told|mention|mentioned|write|wrote|talk|talked|ask|asked)"
+    r"(?:\s+(?:you|to you|the bot))?(?:\s+(?:about|regarding|on))?\b"
+    r"|\b(?:do|can|could)\s+you\s+remember\b|\bremind\s+me\b|\bi\s+(?:told|said\s+to)\s+you\b"
+    r"|\bdid\s+i\s+(?:ever\s+)?(?:say|tell|mention)\b",
+    re.IGNORECASE,
+)
+
+_RECENCY_WORDS = re.compile(
+    r"\b(?:now|currently|current|these days|nowadays|latest|most recent|recently|lately|"
+    r"still|anymore|any more|at the moment|right now|new|newest|last time)\b",
+    re.IGNORECASE,
+)
+
+
+def _day_start(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _window(expr: str, match: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
+    today = _day_start(now)
+    if expr == "today":
+        return today, now
+    if expr == "tonight" or expr == "this_morning":
+        return today, now
+    if expr == "yesterday":
+        return today - timedelta(days=1), today
+    if expr == "last_night":
+        return today - timedelta(hours=12), today + timedelta(hours=6)
+    if expr == "ago":
+        count = _NUMBERS.get(match.group("n").lower()) or int(match.group("n"))
+        unit = match.group("unit").lower()
+        days = {"day": 1, "week": 7, "month": 30}[unit.rstrip("s")]
+        centre = today - timedelta(days=count * days)
+        slack = timedelta(days=max(1.0, count * days * 0.25))
+        if days == 1:
+            return centre - timedelta(days=0.5 if count == 1 else 1), centre + timedelta(days=1.5)
+        return centre - slack, centre + slack + timedelta(days=1)
+    if expr == "last_week":
+        return today - timedelta(days=today.weekday() + 7), today - timedelta(days=today.weekday())
+    if expr == "this_week":
+        return today - timedelta(days=today.weekday()), now
+    if expr == "last_weekend":
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
+        return saturday, saturday + timedelta(days=2)
+    if expr == "last_month":
+        return today - timedelta(days=45), today - timedelta(days=14)
+    if expr == "this_month":
+        return today.replace(day=1), now
+    if expr == "weekday":
+        target = _WEEKDAYS.index(match.group("day").lower())
+        back = (today.weekday() - target) % 7 or 7
+        day = today - timedelta(days=back)
+        return day, day + timedelta(days=1)
+    if expr == "past_days":
+        count = _NUMBERS.get(match.group("n").lower()) or int(match.group("n"))
+        unit = match.group("unit").lower().rstrip("s")
+        days = {"day": 1, "week": 7, "month": 30}[unit]
+        return now - timedelta(days=count * days), now
+    if expr == "other_day":
+        return today - timedelta(days=6), today
+    raise ValueError(expr)
+
+
+_TIME_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("ago", re.compile(rf"\b(?P<n>{_NUM})\s+(?P<unit>days?|weeks?|months?)\s+ago\b", re.I)),
+    ("past_days", re.compile(
+        rf"\b(?:in\s+)?(?:the\s+)?(?:past|last)\s+(?P<n>{_NUM})\s+(?P<unit>days?|weeks?|months?)\b", re.I)),
+    ("last_night", re.compile(r"\blast\s+night\b", re.I)),
+    ("last_weekend", re.compile(r"\b(?:last|this\s+past|over\s+the)\s+weekend\b", re.I)),
+    ("last_week", re.compile(r"\blast\s+week\b", re.I)),
+    ("this_week", re.compile(r"\b(?:this|earlier\s+this)\s+week\b", re.I)),
+    ("last_month", re.compile(r"\blast\s+month\b", re.I)),
+    ("this_month", re.compile(r"\bthis\s+month\b", re.I)),
+    ("yesterday", re.compile(r"\byesterday\b", re.I)),
+    ("this_morning", re.compile(r"\bthis\s+(?:morning|afternoon|evening)\b", re.I)),
+    ("tonight", re.compile(r"\btonight\b", re.I)),
+    ("today", re.compile(r"\b(?:today|earlier today)\b", re.I)),
+    ("other_day", re.compile(r"\bthe\s+other\s+day\b", re.I)),
+    ("weekday", re.compile(
+        r"\b(?:on|last|this\s+past)\s+(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        re.I)),
+]
+
+
+def plan_query(query: str, now: float) -> QueryPlan:
+    """Split a question into search text, an optional time window and a recency weight."""
+    text = query or ""
+    moment = datetime.fromtimestamp(now, tz=timezone.utc)
+    since: float | None = None
+    until: float | None = None
+    for expr, pattern in _TIME_PATTERNS:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        start, end = _window(expr, match, moment)
+        since, until = start.timestamp(), min(end.timestamp(), now)
+        text = text[: match.start()] + " " + text[match.end():]
+        break
+    without_time = " ".join(text.split()).strip(" ?!.,;:")
+    recency = 0.0
+    if since is not None:
+        recency = 1.0
+    elif _RECENCY_WORDS.search(text):
+        recency = 0.5
+    text = _CHATTER.sub(" ", text)
+    search_text = " ".join(text.split()).strip(" ?!.,;:")
+    if not search_text:
+        search_text = without_time or " ".join((query or "").split())
+    return QueryPlan(search_text=search_text, since=since, until=until, recency_weight=recency)
+
+
+# ---------------------------------------------------------------------------------------
+# Fusion
+# ---------------------------------------------------------------------------------------
+
+RRF_K = 60.0
+DENSE_WEIGHT = 1.0
+KEYWORD_WEIGHT = 1.0
+WINDOW_BONUS = 0.5
+RECENCY_HALF_LIFE_DAYS = 14.0
+
+
+def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
+    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {item_id: rank for rank, (item_id, _) in enumerate(ordered, start=1)}
+
+
+def _finite(scores: Mapping[str, float]) -> dict[str, float]:
+    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+
+
+def fuse(
+    plan: QueryPlan,
+    *,
+    dense: Mapping[str, float],
+    keyword: Mapping[str, float],
+    created_at: Mapping[str, float],
+    now: float,
+    k: int,
+    mode: str = "hybrid",
+) -> list[tuple[str, float]]:
+    """Rank candidates, best first, at most `k` of them.
+
+    `dense` maps id -> similarity (higher is better), `keyword` id -> BM25 score, and
+    `created_at` id -> epoch seconds. `mode` is "dense", "keyword" or "hybrid".
+    """
+    if mode not in ("dense", "keyword", "hybrid"):
+        raise ValueError(f"unknown ranking mode: {mode!r}")
+    if k <= 0:
+        return []
+    dense = _finite(dense)
+    keyword = _finite(keyword)
+    if mode == "dense":
+        base = {i: DENSE_WEIGHT / (RRF_K + r) for i, r in _ranks(dense).items()}
+    elif mode == "keyword":
+        base = {i: KEYWORD_WEIGHT / (RRF_K + r) for i, r in _ranks(keyword).items()}
+    else:
+        base = {}
+        for weight, ranks in ((DENSE_WEIGHT, _ranks(dense)), (KEYWORD_WEIGHT, _ranks(keyword))):
+            for item_id, rank in ranks.items():
+                base[item_id] = base.get(item_id, 0.0) + weight / (RRF_K + rank)
+    if plan.since is not None or plan.until is not None or plan.recency_weight > 0:
+        base = _apply_time(plan, base, created_at, now)
+    ordered = sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ordered[:k]
+
+
+def _apply_time(
+    plan: QueryPlan, base: dict[str, float], created_at: Mapping[str, float], now: float
+) -> dict[str, float]:
+    scale = max(base.values(), default=1.0 / RRF_K)
+    out = dict(base)
+    if plan.since is not None or plan.until is not None:
+        lo = plan.since if plan.since is not None else -math.inf
+        hi = plan.until if plan.until is not None else math.inf
+        for item_id, when in created_at.items():
+            if isinstance(when, (int, float)) and lo <= when <= hi:
+                out[item_id] = out.get(item_id, 0.0) + WINDOW_BONUS * scale
+    if plan.recency_weight > 0:
+        for item_id in out:
+            when = created_at.get(item_id)
+            if not isinstance(when, (int, float)) or not math.isfinite(when):
+                continue
+            age_days = max(0.0, (now - when) / DAY)
+            out[item_id] += plan.recency_weight * 0.1 * scale * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    return out
