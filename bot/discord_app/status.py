@@ -1,0 +1,63 @@
+"""A live status line ("calling calculator...") edited at most about once per interval.
+
+Discord rate-limits message edits, so progress is coalesced: `update` only records the newest
+text, and one background task pushes the newest text through `edit`, then waits `interval`
+before the next push. `close` delivers the last pending text and stops the task. An edit that
+fails is logged and dropped: progress is a courtesy and must never end a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+__all__ = ["ThrottledStatus"]
+
+log = logging.getLogger(__name__)
+
+
+class ThrottledStatus:
+    """Coalescing, rate-limited editor of one status message."""
+
+    def __init__(self, edit: Callable[[str], Awaitable[object]], interval_s: float = 1.0) -> None:
+        self._edit = edit
+        self._interval_s = interval_s
+        self._latest: str | None = None
+        self._sent: str | None = None
+        self._changed = asyncio.Event()
+        self._closed = False
+        self._closing = asyncio.Event()
+        self._task = asyncio.create_task(self._run(), name="status-editor")
+
+    def update(self, text: str) -> None:
+        """Record `text` as the newest status; it is sent on the next allowed edit."""
+        if self._closed or text == self._latest:
+            return
+        self._latest = text
+        self._changed.set()
+
+    async def close(self) -> None:
+        """Send the pending status, if any, and stop editing."""
+        self._closed = True
+        self._closing.set()
+        self._changed.set()
+        await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            text = self._latest
+            if text is not None and text != self._sent:
+                try:
+                    await self._edit(text)
+                except Exception:  # progress is best effort; the answer still goes out
+                    log.warning("status edit failed", exc_info=True)
+                self._sent = text
+            if self._closed and self._latest == self._sent:
+                return
+            if not self._closed:
+                with contextlib.suppress(TimeoutError):  # the interval passed: edit again
+                    await asyncio.wait_for(self._closing.wait(), self._interval_s)
