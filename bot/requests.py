@@ -1,0 +1,51 @@
+"""Platform-free request and result of one turn: what a front end hands the pipeline and gets back.
+
+Part of bot/: imports nothing from agent/ or memory/ (plain data only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["TurnRequest", "TurnResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """Who asks what, where. ``guild_id`` None means a DM. ``want_trace`` is carried for the
+    front end (the pipeline always stores a trace of an answered turn)."""
+
+    user_id: str
+    display_name: str
+    guild_id: str | None
+    channel_id: str
+    text: str
+    message_id: str | None = None
+    interaction_id: str | None = None
+    want_trace: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """What the person should read, and what happened.
+
+    ``outcome``: "answered", "step_limit", "no_answer" (the agent's own endings), or
+    "error", "empty", "cooldown" (the pipeline's). ``ok`` is True only for "answered".
+    ``error_kind`` names the failure (see bot.errors.sentence_for) when ``ok`` is False.
+    ``trace_id`` is set when a trace was stored (answered and step-limit turns).
+    """
+
+    ok: bool
+    text: str
+    outcome: str
+    trace_id: str | None = None
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    elapsed_ms: float = 0.0
+    error_kind: str | None = None
+    memories_used: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
