@@ -1,0 +1,102 @@
+"""Fit what is sent to the model into a token budget: question, channel history, memories.
+
+Order of sacrifice: a single over-long message (the question, one history message, one memory)
+is first cut to at most half the budget with a visible note; then the oldest history messages
+are dropped; then the least relevant memories (memories arrive best first). The question is
+never dropped. Token counts are memory.tokens.estimate_tokens estimates plus a small per-message
+overhead for the chat format.
+
+Part of bot/: pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory.tokens import estimate_tokens
+
+__all__ = ["CUT_NOTE", "MESSAGE_OVERHEAD_TOKENS", "MIN_BUDGET_TOKENS", "Budgeted", "cut_to_tokens", "fit_context",
+           "message_tokens"]
+
+CUT_NOTE = "\n[... cut: message too long]"
+MESSAGE_OVERHEAD_TOKENS = 4
+MIN_BUDGET_TOKENS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Budgeted:
+    """The parts that fit, and what had to go."""
+
+    question: str
+    history: list[dict]
+    memories: list[str]
+    dropped_history: int
+    dropped_memories: int
+    cut_messages: int
+    tokens: int
+
+
+def message_tokens(text: str) -> int:
+    """Estimated tokens of one chat message carrying ``text``."""
+    return estimate_tokens(text) + MESSAGE_OVERHEAD_TOKENS
+
+
+def cut_to_tokens(text: str, max_tokens: int) -> str:
+    """``text`` unchanged if it fits ``max_tokens``, else its longest prefix that fits together
+    with CUT_NOTE (found by bisection on the estimate)."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    room = max_tokens - estimate_tokens(CUT_NOTE)
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + CUT_NOTE
+
+
+def fit_context(question: str, history: Sequence[dict], memories: Sequence[str], *,
+                budget: int) -> Budgeted:
+    """Fit ``question`` + ``history`` (oldest first, chat dicts with "content") + ``memories``
+    (best first) into ``budget`` estimated tokens."""
+    budget = max(budget, MIN_BUDGET_TOKENS)
+    cap = budget // 2 - MESSAGE_OVERHEAD_TOKENS
+    cut = 0
+
+    def capped(text: str) -> str:
+        nonlocal cut
+        short = cut_to_tokens(text, cap)
+        if short is not text:
+            cut += 1
+        return short
+
+    q = capped(question)
+    hist = [dict(m, content=capped(m.get("content") or "")) for m in history]
+    mems = [capped(m) for m in memories]
+
+    q_cost = message_tokens(q)
+    hist_costs = [message_tokens(m["content"]) for m in hist]
+    mem_costs = [estimate_tokens(m) + 1 for m in mems]  # one line each in the system prompt
+    total = q_cost + sum(hist_costs) + sum(mem_costs)
+
+    dropped_history = 0
+    while total > budget and dropped_history < len(hist):
+        total -= hist_costs[dropped_history]
+        dropped_history += 1
+    kept_memories = len(mems)
+    while total > budget and kept_memories > 0:
+        kept_memories -= 1
+        total -= mem_costs[kept_memories]
+
+    return Budgeted(
+        question=q,
+        history=hist[dropped_history:],
+        memories=mems[:kept_memories],
+        dropped_history=dropped_history,
+        dropped_memories=len(mems) - kept_memories,
+        cut_messages=cut,
+        tokens=total,
+    )

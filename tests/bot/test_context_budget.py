@@ -1,0 +1,84 @@
+"""bot.context_budget: what is sent to the model fits the budget, in the documented order."""
+
+from __future__ import annotations
+
+from bot.context_budget import CUT_NOTE, MIN_BUDGET_TOKENS, cut_to_tokens, fit_context, message_tokens
+from memory.tokens import estimate_tokens
+
+
+def msg(text: str, role: str = "user") -> dict:
+    return {"role": role, "content": text}
+
+
+def total_cost(b) -> int:
+    return (message_tokens(b.question) + sum(message_tokens(m["content"]) for m in b.history)
+            + sum(estimate_tokens(m) + 1 for m in b.memories))
+
+
+def test_everything_fits_so_nothing_changes() -> None:
+    history = [msg("hello"), msg("hi there", "assistant")]
+    b = fit_context("what is 2+2?", history, ["likes tea"], budget=1000)
+    assert b.question == "what is 2+2?"
+    assert b.history == history and b.memories == ["likes tea"]
+    assert (b.dropped_history, b.dropped_memories, b.cut_messages) == (0, 0, 0)
+    assert b.tokens == total_cost(b)
+
+
+def test_oldest_history_goes_first() -> None:
+    history = [msg(f"message number {i} " + "x" * 80) for i in range(10)]
+    b = fit_context("q", history, ["memory one"], budget=200)
+    assert b.dropped_history > 0 and b.dropped_memories == 0
+    assert b.history == history[b.dropped_history:]
+    assert b.history[-1] == history[-1]
+    assert b.tokens <= 200
+
+
+def test_least_relevant_memories_go_after_all_history() -> None:
+    history = [msg("y" * 200)]
+    memories = [f"memory {i} " + "m" * 120 for i in range(6)]  # best first
+    b = fit_context("q", history, memories, budget=120)
+    assert b.history == [] and b.dropped_history == 1
+    assert 0 < b.dropped_memories < 6
+    assert b.memories == memories[: 6 - b.dropped_memories]
+    assert b.tokens <= 120
+
+
+def test_an_over_long_question_is_cut_with_a_visible_note() -> None:
+    question = "z" * 100_000
+    b = fit_context(question, [], [], budget=4000)
+    assert b.question.endswith(CUT_NOTE)
+    assert b.question.startswith("zzzz")
+    assert b.cut_messages == 1
+    assert message_tokens(b.question) <= 2000
+    assert b.tokens <= 4000
+
+
+def test_one_over_long_history_message_is_cut_not_dropped_when_room_remains() -> None:
+    history = [msg("short"), msg("h" * 50_000, "assistant")]
+    b = fit_context("q", history, [], budget=3000)
+    assert b.dropped_history == 0
+    assert b.history[1]["content"].endswith(CUT_NOTE)
+    assert b.history[1]["role"] == "assistant"
+    assert b.tokens <= 3000
+
+
+def test_input_history_dicts_are_not_mutated() -> None:
+    history = [msg("h" * 50_000)]
+    fit_context("q", history, [], budget=500)
+    assert len(history[0]["content"]) == 50_000
+
+
+def test_a_tiny_budget_is_raised_to_the_minimum_and_keeps_a_cut_question() -> None:
+    b = fit_context("a question " * 200, [msg("old " * 100)], ["mem " * 100], budget=1)
+    assert b.question.endswith(CUT_NOTE) and b.question.startswith("a question")
+    assert b.tokens <= MIN_BUDGET_TOKENS
+
+
+def test_cut_to_tokens_fits_for_non_ascii_text() -> None:
+    text = "日本語のテキスト\u200b" * 5000
+    out = cut_to_tokens(text, 300)
+    assert out.endswith(CUT_NOTE) and estimate_tokens(out) <= 300
+
+
+def test_cut_to_tokens_returns_short_text_unchanged() -> None:
+    assert cut_to_tokens("fine", 10) == "fine"
