@@ -1,0 +1,173 @@
+"""The ChromaDB seam of the semantic memory: open a collection, and translate failures.
+
+`ChromaStore` wraps one collection of an embedded `PersistentClient` (a folder) or of a
+Chroma server (`HttpClient`, host:port). Its methods are blocking (callers run them in a
+worker thread) and take embeddings explicitly: Chroma's default embedding function, which
+downloads a model, is never used. Storage failures (folder unusable, server down or gone,
+HTTP timeouts) are raised as `StoreUnavailable` naming the folder or host:port; the
+original error is chained.
+
+Knows nothing of users or scopes: `memory.semantic` builds the filters.
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chromadb
+import httpx
+from chromadb.config import Settings
+from chromadb.errors import ChromaError, InvalidArgumentError
+
+from memory.errors import ConfigError, StoreUnavailable
+
+__all__ = ["ChromaStore", "StoredItem"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HTTP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredItem:
+    """One item as Chroma returns it; `distance` is set by queries only (cosine distance)."""
+
+    id: str
+    text: str
+    metadata: dict[str, Any]
+    distance: float | None = None
+
+
+def _client_settings() -> Settings:
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+class ChromaStore:
+    """One Chroma collection, with every failure translated to StoreUnavailable."""
+
+    def __init__(self, client: Any, collection: Any, where: str) -> None:
+        self._client = client
+        self._collection = collection
+        self.where = where
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, *, path: str | os.PathLike[str] | None, host: str | None, port: int | None,
+             collection: str, embedder_name: str, dimension: int,
+             http_timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> ChromaStore:
+        """Connect (server) or open the folder (embedded) and get or create the collection."""
+        if host:
+            where = f"Chroma server {host}:{port or 8000}"
+            with cls._translating(where, "connect"):
+                try:
+                    client = chromadb.HttpClient(host=host, port=int(port or 8000), settings=_client_settings())
+                except ValueError as exc:  # chromadb's "Could not connect to a Chroma server"
+                    raise StoreUnavailable(f"{where} is unreachable: {exc}") from exc
+                cls._set_http_timeout(client, http_timeout_s)
+        else:
+            if path is None:
+                raise ConfigError("semantic memory needs a Chroma folder (DATA_DIR) or CHROMA_HOST")
+            folder = Path(path)
+            where = f"Chroma folder {str(folder)!r}"
+            cls._check_folder(folder, where)
+            with cls._translating(where, "open"):
+                client = chromadb.PersistentClient(path=str(folder), settings=_client_settings())
+        with cls._translating(where, "open the collection of"):
+            col = client.get_or_create_collection(
+                name=collection,
+                metadata={"hnsw:space": "cosine", "embedder": embedder_name, "dimension": int(dimension)},
+                embedding_function=None,
+            )
+        meta = col.metadata or {}
+        if meta.get("embedder") not in (None, embedder_name) or meta.get("dimension") not in (None, int(dimension)):
+            raise ConfigError(
+                f"EMBEDDING_MODEL: collection {collection!r} in {where} holds vectors of "
+                f"{meta.get('embedder')!r} ({meta.get('dimension')} dimensions), not of "
+                f"{embedder_name!r} ({dimension}); use another collection name or the same model"
+            )
+        space = meta.get("hnsw:space", "l2")
+        if space != "cosine":
+            raise ConfigError(f"collection {collection!r} in {where} uses {space!r} distance, not cosine")
+        log.info("semantic memory: collection %r in %s", collection, where)
+        return cls(client, col, where)
+
+    @staticmethod
+    def _check_folder(folder: Path, where: str) -> None:
+        if folder.exists() and not folder.is_dir():
+            raise StoreUnavailable(f"{where} cannot be used: it is not a directory")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"{where} cannot be created: {exc.strerror or exc}") from exc
+        if not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
+            raise StoreUnavailable(f"{where} is not readable and writable by this process")
+
+    @staticmethod
+    def _set_http_timeout(client: Any, timeout_s: float) -> None:
+        # chromadb's HTTP client builds its httpx session with timeout=None, so a server that
+        # stops answering would block a worker thread forever; bound it where the session is
+        # reachable (semantic.py also bounds every call on the event-loop side).
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if isinstance(session, httpx.Client):
+            session.timeout = httpx.Timeout(timeout_s)
+
+    @staticmethod
+    @contextmanager
+    def _translating(where: str, action: str) -> Iterator[None]:
+        try:
+            yield
+        except (StoreUnavailable, ConfigError, InvalidArgumentError):
+            raise
+        except (httpx.HTTPError, OSError, ChromaError) as exc:
+            raise StoreUnavailable(f"cannot {action} {where}: {type(exc).__name__}: {exc}") from exc
+
+    # -- items -----------------------------------------------------------------------------
+
+    def add(self, ids: Sequence[str], embeddings: Sequence[Sequence[float]], documents: Sequence[str],
+            metadatas: Sequence[Mapping[str, Any]]) -> None:
+        with self._translating(self.where, "write to"):
+            self._collection.add(ids=list(ids), embeddings=[list(e) for e in embeddings],
+                                 documents=list(documents), metadatas=[dict(m) for m in metadatas])
+
+    def query(self, embedding: Sequence[float], n: int, where: Mapping[str, Any]) -> list[StoredItem]:
+        """The `n` nearest items matching `where`, nearest first."""
+        with self._translating(self.where, "search"):
+            res = self._collection.query(query_embeddings=[list(embedding)], n_results=max(1, n),
+                                         where=dict(where), include=["documents", "metadatas", "distances"])
+        ids = res["ids"][0]
+        docs = (res.get("documents") or [[]])[0] or [""] * len(ids)
+        metas = (res.get("metadatas") or [[]])[0] or [{}] * len(ids)
+        dists = (res.get("distances") or [[]])[0] or [None] * len(ids)
+        return [StoredItem(i, d or "", dict(m or {}), None if x is None else float(x))
+                for i, d, m, x in zip(ids, docs, metas, dists)]
+
+    def get(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None) -> list[StoredItem]:
+        """All items matching `where` (and `ids` when given), in no particular order."""
+        with self._translating(self.where, "read from"):
+            res = self._collection.get(ids=list(ids) if ids is not None else None, where=dict(where),
+                                       include=["documents", "metadatas"])
+        docs = res.get("documents") or [""] * len(res["ids"])
+        metas = res.get("metadatas") or [{}] * len(res["ids"])
+        return [StoredItem(i, d or "", dict(m or {})) for i, d, m in zip(res["ids"], docs, metas)]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self._translating(self.where, "delete from"):
+            self._collection.delete(ids=list(ids))
+
+    def count(self) -> int:
+        with self._translating(self.where, "count the items of"):
+            return int(self._collection.count())
+
+    def max_batch_size(self) -> int:
+        with self._translating(self.where, "ask the batch size of"):
+            return int(self._client.get_max_batch_size())

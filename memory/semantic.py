@@ -1,0 +1,503 @@
+"""Per-user semantic memory on ChromaDB: what each person told the bot, found by meaning.
+
+**contract** `open_user_memory(path, **options)` returns a `UserMemory` (the call opens the
+store at once, so a bad folder or a server that is down fails here with StoreUnavailable
+naming the path or host:port; the result may also be awaited or used with `async with`).
+
+Rules, in one place:
+- Every Chroma read and delete is filtered by `user_id`: one user's items never appear in
+  another's results, and `delete(user_id, item_id)` cannot remove someone else's item.
+- Scopes: `scope_for(guild_id)` gives "guild:<id>" or "dm". `search`, `list` and `forget`
+  with `scope=None` cover all of the user's items; with a scope, exactly that scope.
+  `add(..., scope=None)` stores the item unscoped (scope ""): such items are found only by
+  searches and lists with `scope=None` (or `scope=""`), never inside a guild or a DM.
+- Text: empty or whitespace-only text (after removing invisible format characters such as
+  zero-width spaces and bidi marks) is refused on add with ValueError, and a search for it
+  returns []. Text longer than MAX_TEXT_CHARS (8,000 characters) is TRUNCATED at a word
+  boundary, not chunked, and the item's metadata records `truncated_from` (the original
+  length): a memory is one exchange, and the embedding model reads only its first 256 tokens
+  anyway. Stored text keeps the caller's characters; the embedded text drops invisible
+  format characters (zero-width, bidi controls) so they do not change what matches.
+- User ids: any non-empty string of at most 128 characters without control characters (a
+  Discord snowflake, or the console's local user); anything else is refused with ValueError
+  in every method alike.
+- Metadata: items record `user_id`, `scope`, `created_at` (epoch seconds from `clock`) and
+  the caller's metadata (channel_id, trace_id, kind, ...), whose values must be str, int,
+  float or bool (None is dropped, a datetime becomes ISO-8601 text); nested values, other
+  types, non-finite floats and the reserved keys are refused with ValueError.
+- Search: `memory.ranking` plans the query (search text, time window, recency), dense
+  candidates come from Chroma (cosine similarity = 1 - distance, top max(50, 10k) of the
+  user's items in the scope), keyword scores from a BM25 index over the user's items kept
+  in a bounded LRU cache per (user, scope) and invalidated by every write of that user,
+  and `ranking.fuse` orders them ("hybrid" by default; "dense" and "keyword" baselines).
+- Blocking work (embedding, Chroma) runs on this object's own thread pool; each call is
+  bounded by `op_timeout_s` and a store failure raises StoreUnavailable, never hangs.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import re
+import time
+import unicodedata
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any, TypeVar
+
+from memory import ranking
+from memory.chroma_backend import ChromaStore, StoredItem
+from memory.config import MemorySettings
+from memory.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
+from memory.errors import MemoryStoreError, StoreUnavailable
+
+__all__ = [
+    "MAX_TEXT_CHARS",
+    "MemoryHit",
+    "UserMemory",
+    "open_user_memory",
+    "scope_for",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_TEXT_CHARS = 8_000
+MAX_USER_ID_CHARS = 128
+MAX_METADATA_KEYS = 32
+MAX_METADATA_TEXT = 2_000
+DEFAULT_COLLECTION = "user_memory"
+SEARCH_MODES = ("hybrid", "dense", "keyword")
+RESERVED_KEYS = frozenset({"user_id", "scope", "created_at", "truncated_from"})
+_SCOPE = re.compile(r"^(?:|dm|guild:[^\s]{1,64})$")
+AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """One remembered item: `score` is the fused ranking score of a search (0.0 in lists)."""
+
+    id: str
+    text: str
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def scope_for(guild_id: str | None) -> str:
+    """The scope of a place: "guild:<id>" for a guild, "dm" for direct messages (None)."""
+    if guild_id is None:
+        return "dm"
+    if not isinstance(guild_id, str):
+        raise TypeError(f"guild_id must be a str or None, not {type(guild_id).__name__}")
+    if not guild_id.strip() or any(ch.isspace() for ch in guild_id):
+        raise ValueError(f"guild_id must be a non-empty id without spaces: {guild_id!r}")
+    return f"guild:{guild_id}"
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _check_user(user_id: str) -> str:
+    if not isinstance(user_id, str):
+        raise TypeError(f"user_id must be a str, not {type(user_id).__name__}")
+    if not user_id.strip():
+        raise ValueError("user_id must not be empty")
+    if len(user_id) > MAX_USER_ID_CHARS:
+        raise ValueError(f"user_id is longer than {MAX_USER_ID_CHARS} characters")
+    if any(unicodedata.category(ch) == "Cc" for ch in user_id):
+        raise ValueError(f"user_id contains control characters: {user_id!r}")
+    return user_id
+
+
+def _check_scope(scope: str | None) -> str | None:
+    if scope is None:
+        return None
+    if not isinstance(scope, str):
+        raise TypeError(f"scope must be a str or None, not {type(scope).__name__}")
+    if not _SCOPE.match(scope):
+        raise ValueError(f"scope must be 'dm', 'guild:<id>' or '' (unscoped), not {scope!r}; use scope_for()")
+    return scope
+
+
+def _visible(text: str) -> str:
+    """Text without invisible format characters (zero-width, bidi controls), spaces collapsed."""
+    text = unicodedata.normalize("NFC", text)
+    return " ".join("".join(ch for ch in text if unicodedata.category(ch) != "Cf").split())
+
+
+def _truncate(text: str) -> tuple[str, int | None]:
+    if len(text) <= MAX_TEXT_CHARS:
+        return text, None
+    cut = text[:MAX_TEXT_CHARS]
+    space = cut.rfind(" ", MAX_TEXT_CHARS - 200)
+    return (cut[:space] if space > 0 else cut).rstrip(), len(text)
+
+
+def _check_text(text: str) -> tuple[str, str, int | None]:
+    """(stored text, embedded text, original length if truncated); ValueError if blank."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    stored, original = _truncate(text)
+    embedded = _visible(stored)
+    if not embedded:
+        raise ValueError("text is empty or only whitespace / invisible characters; nothing stored")
+    return stored, embedded, original
+
+
+def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, str | int | float | bool]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a mapping, not {type(metadata).__name__}")
+    if len(metadata) > MAX_METADATA_KEYS:
+        raise ValueError(f"metadata has more than {MAX_METADATA_KEYS} keys")
+    out: dict[str, str | int | float | bool] = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"metadata keys must be non-empty strings: {key!r}")
+        if key in RESERVED_KEYS:
+            raise ValueError(f"metadata key {key!r} is reserved (set by the memory itself)")
+        if value is None:
+            continue
+        if isinstance(value, (bool, int, str)):
+            if isinstance(value, str) and len(value) > MAX_METADATA_TEXT:
+                raise ValueError(f"metadata[{key!r}] is longer than {MAX_METADATA_TEXT} characters")
+            out[key] = value
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValueError(f"metadata[{key!r}] must be a finite number, not {value!r}")
+            out[key] = value
+        elif isinstance(value, (datetime, date)):
+            out[key] = value.isoformat()
+        elif isinstance(value, (Mapping, list, tuple, set, frozenset)):
+            raise ValueError(
+                f"metadata[{key!r}] is a nested {type(value).__name__}; values must be str, int, float or bool"
+            )
+        else:
+            raise ValueError(
+                f"metadata[{key!r}] is a {type(value).__name__}; values must be str, int, float or bool"
+            )
+    return out
+
+
+def _where(user_id: str, scope: str | None) -> dict[str, Any]:
+    if scope is None:
+        return {"user_id": user_id}
+    return {"$and": [{"user_id": user_id}, {"scope": scope}]}
+
+
+def _created(item: StoredItem) -> float:
+    value = item.metadata.get("created_at")
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+# -- the per-(user, scope) cache ----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _UserItems:
+    """A user's items in one scope, with the BM25 index over them (built on first use)."""
+
+    version: int
+    items: dict[str, StoredItem]
+    _index: ranking.KeywordIndex | None = None
+
+    @property
+    def index(self) -> ranking.KeywordIndex:
+        if self._index is None:
+            self._index = ranking.KeywordIndex([(i, _visible(it.text)) for i, it in self.items.items()])
+        return self._index
+
+    @property
+    def created_at(self) -> dict[str, float]:
+        return {i: _created(it) for i, it in self.items.items()}
+
+
+class UserMemory:
+    """A user-partitioned memory over one Chroma collection. Create with open_user_memory."""
+
+    def __init__(self, store: ChromaStore, embedder: Embedder, *, search_mode: str = "hybrid",
+                 clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
+                 cache_size: int = 256, owns_embedder: bool = False, preload: bool = True,
+                 workers: int = 4) -> None:
+        if search_mode not in SEARCH_MODES:
+            raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
+        self._store = store
+        self._embedder = embedder
+        self.search_mode = search_mode
+        self._clock = clock
+        self._op_timeout_s = op_timeout_s
+        self._cache: OrderedDict[tuple[str, str | None], _UserItems] = OrderedDict()
+        self._cache_size = max(1, cache_size)
+        self._versions: dict[str, int] = {}
+        self._owns_embedder = owns_embedder
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="user-memory")
+        self._closed = False
+        self._batch = min(256, store.max_batch_size())
+        load = getattr(embedder, "load", None)
+        self._loading: Future[None] | None = self._executor.submit(load) if preload and callable(load) else None
+
+    @property
+    def where(self) -> str:
+        """The folder or host:port this memory lives in (for messages and logs)."""
+        return self._store.where
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def __await__(self) -> Generator[Any, None, UserMemory]:
+        async def ready() -> UserMemory:
+            return self
+        return ready().__await__()
+
+    async def __aenter__(self) -> UserMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop the worker threads; idempotent. A shared embedder passed in is left open."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cache.clear()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
+            self._embedder.close()
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._closed:
+            raise MemoryStoreError("this user memory is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(self._executor, fn, *args), self._op_timeout_s)
+        except TimeoutError:
+            raise StoreUnavailable(f"{self.where} did not answer within {self._op_timeout_s:g} s") from None
+
+    async def _embedder_ready(self) -> None:
+        if self._loading is not None:
+            await asyncio.wrap_future(self._loading)
+            self._loading = None
+
+    def _touched(self, user_id: str) -> None:
+        self._versions[user_id] = self._versions.get(user_id, 0) + 1
+        for key in [k for k in self._cache if k[0] == user_id]:
+            del self._cache[key]
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _prepare(self, user_id: str, text: str, metadata: Mapping[str, Any] | None,
+                 scope: str | None, now: float) -> tuple[str, str, str, dict[str, Any]]:
+        _check_user(user_id)
+        scope = _check_scope(scope)
+        stored, embedded, original = _check_text(text)
+        meta: dict[str, Any] = _check_metadata(metadata)
+        meta.update(user_id=user_id, scope=scope or "", created_at=float(now))
+        if original is not None:
+            meta["truncated_from"] = original
+        return uuid.uuid4().hex, stored, embedded, meta
+
+    def _embed_and_add(self, rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+        vectors = self._embedder.embed([r[2] for r in rows])
+        self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
+
+    async def add(self, user_id: str, text: str, metadata: dict[str, Any] | None = None,
+                  scope: str | None = None) -> str:
+        """Remember `text` for `user_id` in `scope` (None = unscoped ""); returns the item id."""
+        row = self._prepare(user_id, text, metadata, scope, self._clock())
+        await self._embedder_ready()
+        try:
+            await self._run(self._embed_and_add, [row])
+        finally:
+            self._touched(user_id)
+        return row[0]
+
+    async def add_many(self, items: Sequence[AddItem]) -> list[str]:
+        """Add (user_id, text, metadata, scope) items, embedded and written in batches.
+
+        Every item is validated first (a bad one raises ValueError naming its index and
+        nothing is stored); a store failure part-way leaves the earlier batches stored.
+        """
+        now = self._clock()
+        rows = []
+        for n, item in enumerate(items):
+            try:
+                user_id, text, metadata, scope = item
+                rows.append(self._prepare(user_id, text, metadata, scope, now))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"item {n}: {exc}") from None
+        if not rows:
+            return []
+        await self._embedder_ready()
+        try:
+            for start in range(0, len(rows), self._batch):
+                await self._run(self._embed_and_add, rows[start:start + self._batch])
+        finally:
+            for user_id in {r[3]["user_id"] for r in rows}:
+                self._touched(user_id)
+        return [r[0] for r in rows]
+
+    # -- reading -------------------------------------------------------------------------
+
+    async def _items(self, user_id: str, scope: str | None) -> _UserItems:
+        key = (user_id, scope)
+        version = self._versions.get(user_id, 0)
+        cached = self._cache.get(key)
+        if cached is not None and cached.version == version:
+            self._cache.move_to_end(key)
+            return cached
+
+        def load() -> _UserItems:
+            found = self._store.get(where=_where(user_id, scope))
+            entry = _UserItems(version, {it.id: it for it in found})
+            entry.index  # build BM25 in the worker thread, not on the event loop
+            return entry
+
+        entry = await self._run(load)
+        if self._versions.get(user_id, 0) == version:
+            self._cache[key] = entry
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return entry
+
+    async def _dense(self, user_id: str, scope: str | None, text: str, n: int) -> list[StoredItem]:
+        await self._embedder_ready()
+
+        def query() -> list[StoredItem]:
+            vector = self._embedder.embed([text])[0]
+            return self._store.query(vector, n, _where(user_id, scope))
+
+        return await self._run(query)
+
+    async def search(self, user_id: str, query: str, k: int = 5, scope: str | None = None) -> list[MemoryHit]:
+        """The user's `k` items best matching `query` in `scope` (None = all), best first."""
+        _check_user(user_id)
+        scope = _check_scope(scope)
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, not {type(query).__name__}")
+        if k <= 0 or not _visible(query):
+            return []
+        now = self._clock()
+        plan = ranking.plan_query(_visible(query), now)
+        search_text = _visible(plan.search_text) or _visible(query)
+        mode = self.search_mode
+        n = max(50, 10 * k)
+        if mode == "keyword":
+            entry, dense_items = await self._items(user_id, scope), []
+        elif mode == "dense":
+            entry, dense_items = None, await self._dense(user_id, scope, search_text, n)
+        else:
+            entry, dense_items = await asyncio.gather(
+                self._items(user_id, scope), self._dense(user_id, scope, search_text, n))
+        by_id: dict[str, StoredItem] = {it.id: it for it in dense_items}
+        if entry is not None:
+            by_id.update(entry.items)
+        dense = {it.id: 1.0 - it.distance for it in dense_items if it.distance is not None}
+        keyword = entry.index.scores(search_text) if entry is not None else {}
+        created = entry.created_at if entry is not None else {i: _created(it) for i, it in by_id.items()}
+        ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created, now=now, k=k, mode=mode)
+        return [MemoryHit(i, by_id[i].text, float(score), dict(by_id[i].metadata))
+                for i, score in ranked if i in by_id]
+
+    async def list(self, user_id: str, scope: str | None = None) -> list[MemoryHit]:
+        """All of the user's items in `scope` (None = all), oldest first, score 0.0."""
+        _check_user(user_id)
+        scope = _check_scope(scope)
+        entry = await self._items(user_id, scope)
+        ordered = sorted(entry.items.values(), key=lambda it: (_created(it), it.id))
+        return [MemoryHit(it.id, it.text, 0.0, dict(it.metadata)) for it in ordered]
+
+    async def export(self, user_id: str) -> list[dict[str, Any]]:
+        """All of the user's items as JSON-safe dicts, oldest first.
+
+        Each: {"id", "text", "scope", "created_at" (ISO-8601 UTC), "metadata" (the caller's)}.
+        """
+        out = []
+        for hit in await self.list(user_id):
+            meta = dict(hit.metadata)
+            created = float(meta.pop("created_at", 0.0))
+            meta.pop("user_id", None)
+            out.append({
+                "id": hit.id,
+                "text": hit.text,
+                "scope": meta.pop("scope", ""),
+                "created_at": datetime.fromtimestamp(created, tz=timezone.utc).isoformat(),
+                "metadata": meta,
+            })
+        return out
+
+    # -- forgetting ----------------------------------------------------------------------
+
+    async def delete(self, user_id: str, item_id: str) -> bool:
+        """Delete one item of this user; False when the user has no item with that id."""
+        _check_user(user_id)
+        if not isinstance(item_id, str) or not item_id:
+            return False
+
+        def delete() -> bool:
+            found = self._store.get(where={"user_id": user_id}, ids=[item_id])
+            self._store.delete([it.id for it in found])
+            return bool(found)
+
+        try:
+            return await self._run(delete)
+        finally:
+            self._touched(user_id)
+
+    async def forget(self, user_id: str, scope: str | None = None) -> int:
+        """Delete the user's items in `scope` (None = all of them); returns how many."""
+        _check_user(user_id)
+        scope = _check_scope(scope)
+
+        def forget() -> int:
+            ids = [it.id for it in self._store.get(where=_where(user_id, scope))]
+            for start in range(0, len(ids), self._batch):
+                self._store.delete(ids[start:start + self._batch])
+            return len(ids)
+
+        try:
+            return await self._run(forget)
+        finally:
+            self._touched(user_id)
+
+
+def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | None = None,
+                     port: int | None = None, embedder: Embedder | None = None,
+                     collection: str = DEFAULT_COLLECTION, search_mode: str = "hybrid",
+                     clock: Callable[[], float] = time.time, settings: MemorySettings | None = None,
+                     op_timeout_s: float = 30.0, http_timeout_s: float = 10.0,
+                     cache_size: int = 256, preload: bool = True) -> UserMemory:
+    """**contract** Open the per-user semantic memory.
+
+    `path` is the embedded Chroma folder (default `settings.chroma_path`); `host`/`port`
+    (default `settings.chroma_host`/`chroma_port`) use a Chroma server instead. `embedder`
+    defaults to the one `settings` asks for (offline all-MiniLM-L6-v2 without settings);
+    with `preload` a local model starts loading in the background now. `clock` returns
+    epoch seconds (for tests and evaluations of time questions). Raises StoreUnavailable
+    naming the folder or host:port when the store cannot be opened, ConfigError when the
+    collection holds vectors of another model.
+    """
+    if search_mode not in SEARCH_MODES:
+        raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
+    if settings is not None:
+        path = path if path is not None else settings.chroma_path
+        if host is None and settings.chroma_host:
+            host, port = settings.chroma_host, port if port is not None else settings.chroma_port
+    owns = embedder is None
+    if embedder is None:
+        embedder = embedder_from_settings(settings) if settings is not None else embedder_from_settings(MemorySettings())
+    store = ChromaStore.open(path=path, host=host, port=port, collection=collection,
+                             embedder_name=embedder.name, dimension=embedder.dimension,
+                             http_timeout_s=http_timeout_s)
+    return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
+                      cache_size=cache_size, owns_embedder=owns, preload=preload)
