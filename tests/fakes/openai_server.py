@@ -1,0 +1,423 @@
+"""FakeOpenAI: a loopback OpenAI-compatible server for tests and benches (real HTTP, aiohttp).
+
+The real `openai` client (and anything else speaking the OpenAI REST dialect) talks to it over
+127.0.0.1 on a random port, so retries, timeouts and response parsing run for real. It never
+streams.
+
+Endpoints
+    POST /v1/chat/completions   replays the script (below), then the fallback
+    POST /v1/embeddings         deterministic pseudo-embeddings (hashed bag of words, unit
+                                length; texts sharing words are close), float or base64
+    GET  /v1/models             lists `fake.models`
+
+Use
+    async with FakeOpenAI() as fake:              # or the `fake_openai` fixture (tests/agent)
+        fake.reply("Final Answer: 4")            # content only
+        fake.reply(content="", reasoning="...")  # DeepSeek-style reasoning_content
+        fake.reply(tool_calls=[{"name": "calculator", "arguments": {"expression": "2+2"}}])
+        fake.reply("hi", usage={"prompt_tokens": 3, "completion_tokens": 1})
+        fake.reply("hi", usage=None)             # no usage object at all
+        fake.error(429, headers={"retry-after-ms": "1"})   # body defaults to an OpenAI error
+        fake.error(500, body={"error": {"message": "boom"}})
+        fake.garbage("<html>oops</html>")         # 200 with a non-JSON body
+        fake.delay(2.0).reply("slow")            # the next scripted entry waits 2 s first
+        client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test")
+
+    Every scripting method returns the fake, so calls chain. Each chat request consumes one
+    scripted entry, in order (a retried request consumes the next one). When the script is
+    exhausted the fallback answers: `fake.responder(request_json)` if set (sync or async; it
+    returns a str (the content), a dict of `reply()` keyword arguments, or an entry built with
+    `FakeOpenAI.make_reply/make_error/make_garbage`), else a reply with `fake.default_content`
+    (default "Final Answer: (fake default reply)").
+
+    Options (constructor keywords or attributes):
+        default_content  fallback content, see above
+        responder        fallback callable, see above
+        reject_stop      answer 400 "Unsupported parameter: 'stop'" to any request carrying
+                         `stop` (some servers do), without consuming the script
+        honor_stop       cut reply content at the request's first stop sequence, as most
+                         servers do (default False: like servers that ignore `stop`)
+        models           names listed by GET /v1/models (default ["fake-model"])
+        embedding_dim    length of embedding vectors (default 384)
+
+    Recorded: `.requests` (parsed JSON bodies of chat requests, in order, including ones
+    answered with errors), `.embedding_requests`, `.headers` (the request headers of each chat
+    request, as dicts). `.remaining` is the number of unconsumed scripted entries.
+    `fake.embed(text)` returns the vector the server would send for `text`.
+
+Default usage, when `usage` is not given: prompt_tokens = words in the request's messages,
+completion_tokens = words in the reply (deterministic, so sums can be asserted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import inspect
+import itertools
+import json
+import math
+import re
+import struct
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+__all__ = ["FakeOpenAI", "Reply", "ErrorReply", "Garbage"]
+
+_DEFAULT_USAGE: Any = object()  # sentinel: compute usage from word counts
+
+
+@dataclass
+class Reply:
+    """A successful chat completion."""
+
+    content: str | None = ""
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    usage: Any = _DEFAULT_USAGE
+    finish_reason: str | None = None
+    delay: float = 0.0
+
+
+@dataclass
+class ErrorReply:
+    """An HTTP error status with an (OpenAI-shaped by default) JSON body."""
+
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Garbage:
+    """A body that is not a chat completion (non-JSON text, or JSON of the wrong shape)."""
+
+    body: str = "<html><body>502 Bad Gateway (not JSON)</body></html>"
+    status: int = 200
+    content_type: str = "text/html"
+    delay: float = 0.0
+
+
+Entry = Reply | ErrorReply | Garbage
+Responder = Callable[[dict[str, Any]], Any]
+
+
+class FakeOpenAI:
+    """A scripted OpenAI-compatible chat/embeddings server on 127.0.0.1. See module docstring."""
+
+    def __init__(
+        self,
+        *,
+        default_content: str = "Final Answer: (fake default reply)",
+        responder: Responder | None = None,
+        reject_stop: bool = False,
+        honor_stop: bool = False,
+        models: Sequence[str] = ("fake-model",),
+        embedding_dim: int = 384,
+    ) -> None:
+        self.default_content = default_content
+        self.responder = responder
+        self.reject_stop = reject_stop
+        self.honor_stop = honor_stop
+        self.models = list(models)
+        self.embedding_dim = embedding_dim
+        self.requests: list[dict[str, Any]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._script: deque[Entry] = deque()
+        self._pending_delay = 0.0
+        self._ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self.port: int | None = None
+
+    # -- scripting -------------------------------------------------------------------------
+
+    @staticmethod
+    def make_reply(
+        content: str | None = "",
+        *,
+        reasoning: str | None = None,
+        tool_calls: Sequence[Mapping[str, Any]] | None = None,
+        usage: Any = _DEFAULT_USAGE,
+        finish_reason: str | None = None,
+    ) -> Reply:
+        return Reply(
+            content=content,
+            reasoning=reasoning,
+            tool_calls=[dict(tc) for tc in tool_calls] if tool_calls is not None else None,
+            usage=usage,
+            finish_reason=finish_reason,
+        )
+
+    @staticmethod
+    def make_error(
+        status: int, *, body: Any = None, headers: Mapping[str, str] | None = None
+    ) -> ErrorReply:
+        return ErrorReply(status=status, body=body, headers=dict(headers or {}))
+
+    @staticmethod
+    def make_garbage(
+        body: str = Garbage.body, *, status: int = 200, content_type: str = "text/html"
+    ) -> Garbage:
+        return Garbage(body=body, status=status, content_type=content_type)
+
+    def _push(self, entry: Entry) -> FakeOpenAI:
+        entry.delay += self._pending_delay
+        self._pending_delay = 0.0
+        self._script.append(entry)
+        return self
+
+    def reply(
+        self,
+        content: str | None = "",
+        *,
+        reasoning: str | None = None,
+        tool_calls: Sequence[Mapping[str, Any]] | None = None,
+        usage: Any = _DEFAULT_USAGE,
+        finish_reason: str | None = None,
+    ) -> FakeOpenAI:
+        """Queue a completion. tool_calls: [{"name", "arguments": dict | str, "id"?}]."""
+        return self._push(
+            self.make_reply(
+                content, reasoning=reasoning, tool_calls=tool_calls, usage=usage,
+                finish_reason=finish_reason,
+            )
+        )
+
+    def replies(self, *contents: str) -> FakeOpenAI:
+        """Queue several content-only completions."""
+        for content in contents:
+            self.reply(content)
+        return self
+
+    def error(
+        self, status: int, *, body: Any = None, headers: Mapping[str, str] | None = None
+    ) -> FakeOpenAI:
+        """Queue an HTTP error. body: dict/list (sent as JSON), str (sent as text), or None
+        (an OpenAI-style {"error": {...}} body)."""
+        return self._push(self.make_error(status, body=body, headers=headers))
+
+    def garbage(
+        self, body: str = Garbage.body, *, status: int = 200, content_type: str = "text/html"
+    ) -> FakeOpenAI:
+        """Queue a body that is not a chat completion."""
+        return self._push(self.make_garbage(body, status=status, content_type=content_type))
+
+    def delay(self, seconds: float) -> FakeOpenAI:
+        """Hold back the next queued entry by `seconds` before it is sent."""
+        self._pending_delay += seconds
+        return self
+
+    @property
+    def remaining(self) -> int:
+        return len(self._script)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("FakeOpenAI is not started; use `async with FakeOpenAI()`")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> FakeOpenAI:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=0.2
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server  # aiohttp exposes the bound port only through the server
+        assert server is not None and server.sockets
+        self.port = server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeOpenAI:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- handlers --------------------------------------------------------------------------
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.headers.append(dict(request.headers))
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self.requests.append({})
+            return _error_response(400, "request body is not JSON")
+        if not isinstance(body, dict):
+            self.requests.append({})
+            return _error_response(400, "request body must be a JSON object")
+        self.requests.append(body)
+        if self.reject_stop and body.get("stop"):
+            return _error_response(
+                400, "Unsupported parameter: 'stop' is not supported with this model.",
+                param="stop",
+            )
+        entry = self._script.popleft() if self._script else await self._fallback(body)
+        if entry.delay:
+            await asyncio.sleep(entry.delay)
+        if isinstance(entry, ErrorReply):
+            if entry.body is None:
+                return _error_response(entry.status, f"scripted error {entry.status}", headers=entry.headers)
+            if isinstance(entry.body, str):
+                return web.Response(status=entry.status, text=entry.body, headers=entry.headers)
+            return web.json_response(entry.body, status=entry.status, headers=entry.headers)
+        if isinstance(entry, Garbage):
+            return web.Response(
+                status=entry.status, body=entry.body.encode(), content_type=entry.content_type
+            )
+        return web.json_response(self._completion(body, entry))
+
+    async def _fallback(self, body: dict[str, Any]) -> Entry:
+        if self.responder is None:
+            return Reply(content=self.default_content)
+        result = self.responder(body)
+        if inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, (Reply, ErrorReply, Garbage)):
+            return result
+        if isinstance(result, str):
+            return Reply(content=result)
+        if isinstance(result, Mapping):
+            return self.make_reply(**result)
+        raise TypeError(f"responder returned {type(result).__name__}; expected str, dict or entry")
+
+    def _completion(self, body: dict[str, Any], entry: Reply) -> dict[str, Any]:
+        content = entry.content
+        stop = body.get("stop")
+        if self.honor_stop and content and stop:
+            for seq in [stop] if isinstance(stop, str) else list(stop):
+                if isinstance(seq, str) and seq and seq in content:
+                    content = content[: content.index(seq)]
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if entry.reasoning is not None:
+            message["reasoning_content"] = entry.reasoning
+        if entry.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": tc.get("id") or f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": tc["name"],
+                        "arguments": tc["arguments"]
+                        if isinstance(tc.get("arguments"), str)
+                        else json.dumps(tc.get("arguments") or {}),
+                    },
+                }
+                for tc in entry.tool_calls
+            ]
+        finish = entry.finish_reason or ("tool_calls" if entry.tool_calls else "stop")
+        result: dict[str, Any] = {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        }
+        if entry.usage is _DEFAULT_USAGE:
+            prompt = sum(_words(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+            completion = _words(content) + _words(entry.reasoning)
+            result["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+        elif entry.usage is not None:
+            usage = dict(entry.usage)
+            usage.setdefault(
+                "total_tokens", usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+            )
+            result["usage"] = usage
+        return result
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error_response(400, "request body is not JSON")
+        if not isinstance(body, dict) or "input" not in body:
+            return _error_response(400, "'input' is required", param="input")
+        self.embedding_requests.append(body)
+        texts = body["input"]
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return _error_response(400, "'input' must be a string or a list of strings", param="input")
+        as_base64 = body.get("encoding_format") == "base64"
+        data = []
+        for i, text in enumerate(texts):
+            vector = self.embed(text)
+            encoded: Any = (
+                base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+                if as_base64
+                else vector
+            )
+            data.append({"object": "embedding", "index": i, "embedding": encoded})
+        tokens = sum(_words(t) for t in texts)
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake-embedding"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                    for name in self.models
+                ],
+            }
+        )
+
+    def embed(self, text: str) -> list[float]:
+        """The unit vector for `text`: each lower-cased word adds +-1 at a hashed index."""
+        vector = [0.0] * self.embedding_dim
+        words = re.findall(r"\w+", text.lower()) or [""]
+        for word in words:
+            digest = hashlib.sha256(word.encode()).digest()
+            index = int.from_bytes(digest[:4], "little") % self.embedding_dim
+            vector[index] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+
+def _words(text: Any) -> int:
+    if isinstance(text, list):  # content parts
+        return sum(_words(part.get("text")) for part in text if isinstance(part, dict))
+    return len(text.split()) if isinstance(text, str) else 0
+
+
+def _error_response(
+    status: int, message: str, *, param: str | None = None, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    return web.json_response(
+        {"error": {"message": message, "type": kind, "param": param, "code": None}},
+        status=status,
+        headers=dict(headers or {}),
+    )
+
