@@ -1,0 +1,358 @@
+"""The SQLite file holding channel buffers and traces: opening, migrating, transactions, backup.
+
+Storage design. One file (DATA_DIR/bot.sqlite3) in WAL mode, so readers never block the
+writer and a crash leaves only whole transactions. ``synchronous=NORMAL``: in WAL mode this
+still never corrupts the file and loses nothing when the process dies (a commit is in the WAL
+before it returns); only a power cut or OS crash can drop the last few commits, which for a
+chat buffer is a fair price for not waiting on an fsync per message. ``busy_timeout`` makes a
+second connection (another Database, another process) wait for the write lock instead of
+failing with "database is locked"; every write transaction starts with ``BEGIN IMMEDIATE`` so
+it takes that lock up front, where the wait applies (a deferred transaction that upgrades
+from read to write can fail at once instead).
+
+One aiosqlite connection per Database, which runs every statement on its own thread; an
+asyncio lock serializes transactions and reads so that no task sees another task's
+uncommitted rows. ``transaction()`` nests: inside an open transaction of the same task (or of
+tasks it spawned, through a context variable) it becomes a SAVEPOINT, so a store method that
+opens its own transaction can run inside a caller's transaction (buffer + trace atomically).
+Do not run statements of one transaction from concurrent child tasks.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Generator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiosqlite
+
+from memory.errors import SchemaVersionError, StoreUnavailable
+from memory.migrations import MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+
+__all__ = ["Database", "DatabaseOpener"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUSY_TIMEOUT_S = 10.0
+
+# The Databases with a transaction open in the current context (a stack: one entry per level).
+_open_transactions: ContextVar[tuple[Database, ...]] = ContextVar("memory_open_transactions", default=())
+
+
+def epoch_us(when: datetime) -> int:
+    """Microseconds since the epoch for an aware datetime (naive ones are refused)."""
+    if not isinstance(when, datetime):
+        raise TypeError(f"expected a datetime, got {type(when).__name__}")
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ValueError(f"datetime must be timezone-aware (UTC): {when.isoformat()}")
+    delta = when - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_epoch_us(us: int) -> datetime:
+    """The aware UTC datetime for microseconds since the epoch."""
+    seconds, micros = divmod(us, 1_000_000)
+    return datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=micros)
+
+
+def storable_text(text: str) -> str:
+    """``text`` with lone surrogates (invalid in UTF-8, e.g. from a JSON "\\ud800") replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+class DatabaseOpener:
+    """What ``Database.open`` returns: await it, or use it with ``async with``."""
+
+    def __init__(self, path: Path, busy_timeout_s: float) -> None:
+        self._path = path
+        self._busy_timeout_s = busy_timeout_s
+        self._db: Database | None = None
+
+    def __await__(self) -> Generator[Any, None, Database]:
+        return Database._connect(self._path, self._busy_timeout_s).__await__()
+
+    async def __aenter__(self) -> Database:
+        self._db = await Database._connect(self._path, self._busy_timeout_s)
+        return self._db
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._db is not None:
+            await self._db.close()
+
+
+class Database:
+    """One SQLite file, migrated to the current schema, with serialized transactions."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        """Use ``Database.open(path)``; this wraps an already configured connection."""
+        self._conn = conn
+        self._path = path
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> DatabaseOpener:
+        """Open (creating folders and file as needed) and migrate the database at ``path``.
+
+        Raises StoreUnavailable naming the path when it cannot be opened or written, and
+        SchemaVersionError when the file was written by a newer schema.
+        """
+        return DatabaseOpener(Path(path), busy_timeout_s)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __repr__(self) -> str:
+        return f"<Database {str(self._path)!r}{' closed' if self._closed else ''}>"
+
+    async def __aenter__(self) -> Database:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @classmethod
+    async def _connect(cls, path: Path, busy_timeout_s: float) -> Database:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot create the folder of the database {str(path)!r}: {exc}") from exc
+        if path.is_dir():
+            raise StoreUnavailable(f"the database path {str(path)!r} is a directory, not a file")
+        try:
+            conn = await aiosqlite.connect(path, timeout=busy_timeout_s, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot open the database {str(path)!r}: {exc}") from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            rows = await conn.execute_fetchall("PRAGMA journal_mode = WAL")
+            mode = str(next(iter(rows))[0]).lower()
+            if mode != "wal":
+                raise StoreUnavailable(f"the database {str(path)!r} cannot use WAL mode (journal_mode={mode})")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            await conn.execute("PRAGMA foreign_keys = ON")
+            db = cls(conn, path)
+            await db._migrate()
+        except BaseException as exc:
+            await conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StoreUnavailable(f"cannot use the database {str(path)!r}: {exc}") from exc
+            raise
+        log.debug("opened %s (schema version %d)", path, SCHEMA_VERSION)
+        return db
+
+    async def _migrate(self) -> None:
+        async with self.transaction():  # BEGIN IMMEDIATE: a second opener waits, then sees our work
+            found = await self._user_version()
+            if found > SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"the database {str(self._path)!r} has schema version {found}, newer than version "
+                    f"{SCHEMA_VERSION} that this code supports; run the newer code or restore a backup",
+                    found=found,
+                    supported=SCHEMA_VERSION,
+                )
+            pending = [m for m in MIGRATIONS if m.version > found]
+            if not pending:
+                return
+            await self._conn.execute(MIGRATIONS_TABLE)
+            now = datetime.now(timezone.utc).isoformat()
+            for migration in pending:
+                for statement in migration.statements:
+                    await self._conn.execute(statement)
+                await self._conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, now),
+                )
+                log.info("database %s: applied migration %s", self._path, migration.name)
+            await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    async def _user_version(self) -> int:
+        rows = await self._conn.execute_fetchall("PRAGMA user_version")
+        return int(next(iter(rows))[0])
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreUnavailable(f"the database {str(self._path)!r} is closed")
+
+    def _in_transaction(self) -> bool:
+        return self in _open_transactions.get()
+
+    def _translate(self, exc: sqlite3.Error) -> Exception:
+        if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
+            return StoreUnavailable(f"database {str(self._path)!r}: {exc}")
+        return exc
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """Commit what runs inside on success, roll it back on any exception.
+
+        Nested use (same task, or tasks started inside) is a SAVEPOINT: an inner failure that
+        the caller catches undoes only the inner block.
+        """
+        stack = _open_transactions.get()
+        if self in stack:
+            async with self._savepoint(stack):
+                yield
+            return
+        async with self._lock:
+            self._check_open()
+            token = _open_transactions.set((*stack, self))
+            try:
+                try:
+                    await self._conn.execute("BEGIN IMMEDIATE")
+                    yield
+                    await self._conn.commit()
+                except BaseException:
+                    await self._conn.rollback()
+                    raise
+            except sqlite3.Error as exc:
+                translated = self._translate(exc)
+                if translated is exc:
+                    raise
+                raise translated from exc
+            finally:
+                _open_transactions.reset(token)
+
+    @asynccontextmanager
+    async def _savepoint(self, stack: tuple[Database, ...]) -> AsyncIterator[None]:
+        name = f"sp{stack.count(self)}"
+        await self._conn.execute(f"SAVEPOINT {name}")
+        token = _open_transactions.set((*stack, self))
+        try:
+            try:
+                yield
+            except BaseException:
+                await self._conn.execute(f"ROLLBACK TO {name}")
+                raise
+            finally:
+                await self._conn.execute(f"RELEASE {name}")
+        finally:
+            _open_transactions.reset(token)
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one writing statement (in the open transaction, or its own); rows changed."""
+        if self._in_transaction():
+            try:
+                cursor = await self._conn.execute(sql, params)
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from exc
+            return cursor.rowcount
+        async with self.transaction():
+            cursor = await self._conn.execute(sql, params)
+            return cursor.rowcount
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Run one writing statement per row, all in one transaction; rows changed."""
+        async with self.transaction():
+            cursor = await self._conn.executemany(sql, rows)
+            return cursor.rowcount
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Rows of one query, never seeing another task's uncommitted writes."""
+        try:
+            if self._in_transaction():
+                return list(await self._conn.execute_fetchall(sql, params))
+            async with self._lock:
+                self._check_open()
+                return list(await self._conn.execute_fetchall(sql, params))
+        except sqlite3.Error as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        """The first row of one query, or None."""
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def schema_version(self) -> int:
+        """The schema version recorded in the file (PRAGMA user_version)."""
+        row = await self.fetchone("PRAGMA user_version")
+        assert row is not None
+        return int(row[0])
+
+    async def integrity_check(self) -> list[str]:
+        """Problems found by PRAGMA integrity_check; an empty list means the file is sound."""
+        rows = await self.fetchall("PRAGMA integrity_check")
+        problems = [str(row[0]) for row in rows]
+        return [] if problems == ["ok"] else problems
+
+    async def backup(self, dest_path: str | os.PathLike[str]) -> Path:
+        """Copy the database, consistently and while in use, to ``dest_path`` (replaced if present).
+
+        Uses SQLite's online backup API; the copy is written beside the destination and renamed
+        into place, so a failed backup never leaves a half-written file under that name.
+        """
+        dest = Path(dest_path)
+        if dest.resolve() == self._path.resolve():
+            raise ValueError(f"the backup destination is the database itself: {str(dest)!r}")
+        if self._in_transaction():
+            raise RuntimeError("backup() inside a transaction would copy uncommitted rows")
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot create the folder of the backup {str(dest)!r}: {exc}") from exc
+        if dest.is_dir():
+            raise StoreUnavailable(f"the backup path {str(dest)!r} is a directory, not a file")
+        partial = dest.with_name(dest.name + ".partial")
+        partial.unlink(missing_ok=True)
+        try:
+            target = sqlite3.connect(partial, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot write the backup {str(dest)!r}: {exc}") from exc
+        try:
+            async with self._lock:
+                self._check_open()
+                await self._conn.backup(target)
+            target.close()
+            os.replace(partial, dest)
+        except BaseException as exc:
+            target.close()
+            partial.unlink(missing_ok=True)
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise StoreUnavailable(f"cannot write the backup {str(dest)!r}: {exc}") from exc
+            raise
+        log.info("backed up %s to %s", self._path, dest)
+        return dest
+
+    async def close(self) -> None:
+        """Wait for the running transaction, then close; closing twice is harmless."""
+        if self._closed:
+            return
+        if self._in_transaction():
+            raise RuntimeError("close() inside a transaction of the same database")
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                await self._conn.execute("PRAGMA optimize")
+            except sqlite3.Error as exc:
+                log.warning("database %s: PRAGMA optimize failed: %s", self._path, exc)
+            await self._conn.close()
+        log.debug("closed %s", self._path)

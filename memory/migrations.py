@@ -1,0 +1,91 @@
+"""Numbered schema migrations for the SQLite file (channel buffer, traces).
+
+Each migration is applied once, in order, inside the transaction that opens the file, and is
+recorded in the ``schema_migrations`` table; ``PRAGMA user_version`` holds the number of the
+last one applied and is what decides what to run. Migrations are added, never edited: a
+released file may hold any earlier version and is upgraded in place.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "Migration", "SCHEMA_VERSION"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: ``version`` is its number, ``statements`` run in order."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+m001_channel_buffer = Migration(
+    1,
+    "m001_channel_buffer",
+    (
+        """
+        CREATE TABLE buffer_messages (
+            id            INTEGER PRIMARY KEY,
+            channel_id    TEXT NOT NULL,
+            guild_id      TEXT,
+            author_id     TEXT NOT NULL,
+            author_name   TEXT NOT NULL,
+            role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'other')),
+            content       TEXT NOT NULL,
+            created_at_us INTEGER NOT NULL,
+            message_id    TEXT
+        )
+        """,
+        "CREATE INDEX buffer_messages_channel_time ON buffer_messages (channel_id, created_at_us, id)",
+        "CREATE INDEX buffer_messages_time ON buffer_messages (created_at_us)",
+        """
+        CREATE UNIQUE INDEX buffer_messages_discord_id ON buffer_messages (channel_id, message_id)
+        WHERE message_id IS NOT NULL
+        """,
+    ),
+)
+
+m002_traces = Migration(
+    2,
+    "m002_traces",
+    (
+        """
+        CREATE TABLE traces (
+            trace_id          TEXT PRIMARY KEY,
+            channel_id        TEXT NOT NULL,
+            guild_id          TEXT,
+            user_id           TEXT NOT NULL,
+            question          TEXT NOT NULL,
+            events_json       TEXT NOT NULL,
+            outcome           TEXT NOT NULL,
+            answer            TEXT NOT NULL,
+            steps             INTEGER NOT NULL,
+            prompt_tokens     INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            elapsed_ms        REAL NOT NULL,
+            created_at_us     INTEGER NOT NULL,
+            message_id        TEXT,
+            interaction_id    TEXT
+        )
+        """,
+        "CREATE INDEX traces_message ON traces (message_id) WHERE message_id IS NOT NULL",
+        "CREATE INDEX traces_interaction ON traces (interaction_id) WHERE interaction_id IS NOT NULL",
+        "CREATE INDEX traces_user_channel ON traces (user_id, channel_id, created_at_us)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)
+"""
