@@ -1,0 +1,115 @@
+"""The systemd units: what they run, as whom, where their state lives, how they restart and stop,
+and the hardening they carry. Read from the files as written."""
+
+from __future__ import annotations
+
+from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, NAME
+from tests.deploy.unitfile import UnitFile
+
+HARDENING = {
+    "NoNewPrivileges": "yes",
+    "CapabilityBoundingSet": "",
+    "AmbientCapabilities": "",
+    "ProtectSystem": "strict",
+    "ProtectHome": "yes",
+    "PrivateTmp": "yes",
+    "PrivateDevices": "yes",
+    "PrivateUsers": "yes",
+    "PrivateIPC": "yes",
+    "PrivateMounts": "yes",
+    "ProtectKernelTunables": "yes",
+    "ProtectKernelModules": "yes",
+    "ProtectKernelLogs": "yes",
+    "ProtectControlGroups": "yes",
+    "ProtectClock": "yes",
+    "ProtectHostname": "yes",
+    "ProtectProc": "invisible",
+    "ProcSubset": "pid",
+    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
+    "RestrictNamespaces": "yes",
+    "RestrictRealtime": "yes",
+    "RestrictSUIDSGID": "yes",
+    "LockPersonality": "yes",
+    "RemoveIPC": "yes",
+    "SystemCallArchitectures": "native",
+    "SystemCallErrorNumber": "EPERM",
+    "UMask": "0077",
+}
+
+
+def test_bot_unit_carries_every_hardening_setting(bot_unit: UnitFile) -> None:
+    found = {key: bot_unit.value("Service", key) for key in HARDENING}
+    assert found == HARDENING
+
+
+def test_chroma_unit_carries_every_hardening_setting(chroma_unit: UnitFile) -> None:
+    found = {key: chroma_unit.value("Service", key) for key in HARDENING}
+    assert found == HARDENING
+
+
+def test_bot_unit_filters_system_calls_to_the_service_set_without_privileged_or_resources(
+    bot_unit: UnitFile,
+) -> None:
+    assert bot_unit.values("Service", "SystemCallFilter") == ["@system-service", "~@privileged @resources"]
+
+
+def test_bot_unit_does_not_deny_writable_executable_memory_for_torch(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "MemoryDenyWriteExecute") is None
+    assert "MemoryDenyWriteExecute" in BOT_UNIT.read_text(encoding="utf-8"), "the reason is a comment"
+
+
+def test_bot_unit_runs_the_discord_bot_from_the_venv_as_its_own_user(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "ExecStart") == f"/opt/{NAME}/bin/python -m bot run"
+    assert bot_unit.value("Service", "User") == NAME
+    assert bot_unit.value("Service", "Group") == NAME
+    assert bot_unit.value("Service", "DynamicUser") is None
+
+
+def test_bot_unit_keeps_data_dir_in_its_state_directory(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "StateDirectory") == NAME
+    assert f"DATA_DIR=%S/{NAME}" in bot_unit.words("Service", "Environment")
+    assert bot_unit.value("Service", "EnvironmentFile") == f"/etc/{NAME}/bot.env"
+
+
+def test_bot_unit_never_fetches_models_from_a_hub(bot_unit: UnitFile) -> None:
+    assert "HF_HUB_OFFLINE=1" in bot_unit.words("Service", "Environment")
+
+
+def test_bot_unit_restarts_on_failure_within_a_start_limit(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "Restart") == "on-failure"
+    assert bot_unit.value("Unit", "StartLimitIntervalSec") == "600"
+    assert bot_unit.value("Unit", "StartLimitBurst") == "5"
+
+
+def test_bot_unit_gives_a_graceful_shutdown_time_to_finish_turns(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "KillSignal") == "SIGTERM"
+    assert bot_unit.value("Service", "KillMode") == "mixed"
+    assert int(bot_unit.value("Service", "TimeoutStopSec") or 0) >= 60
+
+
+def test_bot_unit_is_ordered_after_the_optional_chroma_unit_without_requiring_it(
+    bot_unit: UnitFile,
+) -> None:
+    assert f"{NAME}-chroma.service" in bot_unit.words("Unit", "After")
+    assert f"{NAME}-chroma.service" not in bot_unit.words("Unit", "Wants")
+    assert f"{NAME}-chroma.service" not in bot_unit.words("Unit", "Requires")
+
+
+def test_chroma_dropin_pulls_in_the_server_and_points_the_bot_at_it() -> None:
+    dropin = UnitFile(CHROMA_DROPIN)
+    assert dropin.words("Unit", "Wants") == [f"{NAME}-chroma.service"]
+    assert dropin.words("Service", "Environment") == ["CHROMA_HOST=127.0.0.1", "CHROMA_PORT=8000"]
+
+
+def test_chroma_unit_serves_loopback_only_from_its_own_state_directory(chroma_unit: UnitFile) -> None:
+    assert chroma_unit.value("Service", "ExecStart") == (
+        f"/opt/{NAME}/bin/chroma run --path %S/{NAME}-chroma --host 127.0.0.1 --port 8000"
+    )
+    assert chroma_unit.value("Service", "StateDirectory") == f"{NAME}-chroma"
+    assert chroma_unit.value("Service", "IPAddressAllow") == "localhost"
+    assert chroma_unit.value("Service", "IPAddressDeny") == "any"
+
+
+def test_both_units_start_at_boot_once_enabled(bot_unit: UnitFile, chroma_unit: UnitFile) -> None:
+    assert bot_unit.value("Install", "WantedBy") == "multi-user.target"
+    assert chroma_unit.value("Install", "WantedBy") == "multi-user.target"
