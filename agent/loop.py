@@ -161,12 +161,9 @@ class Agent:
             problem, message = "", ""
             tool: Tool | None = None
             args: dict[str, Any] = parsed.action_input or {}
-            if parsed.is_final:
-                problem = "empty_answer"
-                message = "Your Final Answer was empty. " + TEXT_FORMAT_REMINDER
-            elif parsed.action is None:
+            if parsed.action is None:
                 problem = "format"
-                why = parsed.error or "no Action or Final Answer was found in your reply."
+                why = parsed.error or "your Final Answer was empty."
                 message = f"Your reply did not follow the format: {why}\n{TEXT_FORMAT_REMINDER}"
             elif (tool := registry.resolve(parsed.action)) is None:
                 problem = "unknown_tool"

@@ -201,8 +201,7 @@ def _example_args(tool: Tool) -> dict[str, Any]:
 def _memories(memories: Iterable[str]) -> str:
     lines = []
     for memory in memories:
-        text = " ".join(str(memory).split())
-        text = _DELIMITER_RE.sub("", text)
+        text = " ".join(_DELIMITER_RE.sub(" ", str(memory)).split())
         if len(text) > MAX_MEMORY_CHARS:
             text = text[:MAX_MEMORY_CHARS] + "..."
         if text:
