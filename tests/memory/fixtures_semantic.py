@@ -1,0 +1,59 @@
+"""Fixtures of the semantic-memory tests; test modules import the ones they use.
+
+- `local_embedder` (session): the offline all-MiniLM-L6-v2, loaded once for the whole run.
+- `clock`: a settable clock (epoch seconds) handed to open_user_memory.
+- `memory`: a UserMemory on an embedded Chroma folder under tmp_path, closed afterwards.
+- `chroma_server` (module): a real `chroma run` server on loopback (tests.fakes.chroma_server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from memory.embeddings import LocalEmbedder
+from memory.semantic import UserMemory, open_user_memory
+from tests.fakes.chroma_server import ChromaServer
+
+DAY = 86_400.0
+START = 1_780_000_000.0  # 2026-05-28, a Thursday
+
+
+class Clock:
+    """A clock the test moves by hand: `clock()` is the current epoch time."""
+
+    def __init__(self, now: float = START) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, days: float = 0.0, seconds: float = 0.0) -> None:
+        self.now += days * DAY + seconds
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> LocalEmbedder:
+    embedder = LocalEmbedder()
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def memory(tmp_path: Path, local_embedder: LocalEmbedder, clock: Clock) -> AsyncIterator[UserMemory]:
+    mem = open_user_memory(str(tmp_path / "chroma"), embedder=local_embedder, clock=clock)
+    yield mem
+    await mem.close()
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
+    with ChromaServer(tmp_path_factory.mktemp("chroma-server") / "data") as server:
+        yield server

@@ -1,0 +1,262 @@
+"""Per-user semantic memory on an embedded Chroma folder: the contract, scopes, isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from memory.embeddings import LocalEmbedder
+from memory.errors import MemoryStoreError
+from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
+from tests.memory.fixtures_semantic import DAY, Clock, clock, local_embedder, memory  # noqa: F401
+
+ALICE = "111111111111111111"
+BOB = "222222222222222222"
+GUILD = scope_for("900000000000000000")
+OTHER_GUILD = scope_for("900000000000000001")
+
+
+def test_scope_for_names_guilds_and_dms() -> None:
+    assert scope_for("123") == "guild:123"
+    assert scope_for(None) == "dm"
+
+
+def test_scope_for_refuses_empty_guild_id() -> None:
+    with pytest.raises(ValueError, match="guild_id"):
+        scope_for("")
+
+
+async def test_added_item_is_found_with_text_score_and_metadata(memory: UserMemory, clock: Clock) -> None:
+    item_id = await memory.add(ALICE, "My sister Lena lives in Lisbon", {"channel_id": "42", "kind": "fact"}, GUILD)
+
+    hits = await memory.search(ALICE, "where does my sister live?", scope=GUILD)
+
+    assert isinstance(hits[0], MemoryHit)
+    assert hits[0].id == item_id
+    assert hits[0].text == "My sister Lena lives in Lisbon"
+    assert hits[0].score > 0
+    assert hits[0].metadata == {"channel_id": "42", "kind": "fact", "user_id": ALICE, "scope": GUILD,
+                                "created_at": clock.now}
+
+
+async def test_search_puts_the_most_relevant_item_first(memory: UserMemory) -> None:
+    for text in ("I play the cello in an amateur orchestra",
+                 "My dog Pixel is afraid of thunderstorms",
+                 "I am allergic to peanuts and cashews",
+                 "We are planning a trip to Kyoto in April"):
+        await memory.add(ALICE, text, scope=GUILD)
+
+    assert (await memory.search(ALICE, "which nuts can't I eat?", scope=GUILD))[0].text.startswith("I am allergic")
+    assert (await memory.search(ALICE, "what instrument do I play", scope=GUILD))[0].text.startswith("I play the cello")
+    assert (await memory.search(ALICE, "my pet", scope=GUILD))[0].text.startswith("My dog Pixel")
+
+
+async def test_search_returns_at_most_k_hits_best_first(memory: UserMemory) -> None:
+    await memory.add_many([(ALICE, f"note number {n} about gardening", None, GUILD) for n in range(12)])
+
+    hits = await memory.search(ALICE, "gardening", k=3, scope=GUILD)
+
+    assert len(hits) == 3
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+async def test_one_users_items_never_appear_in_anothers_search(memory: UserMemory) -> None:
+    await memory.add(ALICE, "My bank PIN hint is the name of my first cat, Tofu", scope=GUILD)
+    await memory.add(BOB, "My first cat was called Tofu too", scope=GUILD)
+    await memory.add(BOB, "I like bouldering on weekends", scope=GUILD)
+
+    for scope in (GUILD, None):
+        alice_hits = await memory.search(ALICE, "first cat Tofu", k=10, scope=scope)
+        assert [h.metadata["user_id"] for h in alice_hits] == [ALICE]
+    assert {h.metadata["user_id"] for h in await memory.search(BOB, "bank PIN hint", k=10)} == {BOB}
+    assert all(h.metadata["user_id"] == BOB for h in await memory.list(BOB))
+
+
+async def test_a_user_with_no_items_gets_no_hits(memory: UserMemory) -> None:
+    await memory.add(ALICE, "I collect vinyl records", scope=GUILD)
+
+    assert await memory.search(BOB, "vinyl records", scope=GUILD) == []
+    assert await memory.search(BOB, "vinyl records") == []
+
+
+async def test_guild_items_stay_in_their_guild_and_dm_items_in_dms(memory: UserMemory) -> None:
+    await memory.add(ALICE, "My salary is 52k and I feel underpaid", scope="dm")
+    await memory.add(ALICE, "I am organising the guild's salary survey", scope=GUILD)
+
+    assert [h.text for h in await memory.search(ALICE, "salary", k=10, scope=GUILD)] == [
+        "I am organising the guild's salary survey"]
+    assert [h.text for h in await memory.search(ALICE, "salary", k=10, scope="dm")] == [
+        "My salary is 52k and I feel underpaid"]
+    assert await memory.search(ALICE, "salary", k=10, scope=OTHER_GUILD) == []
+    assert len(await memory.search(ALICE, "salary", k=10, scope=None)) == 2
+
+
+async def test_unscoped_items_are_found_only_without_a_scope(memory: UserMemory) -> None:
+    await memory.add(ALICE, "My favourite colour is teal")
+
+    assert (await memory.list(ALICE))[0].metadata["scope"] == ""
+    assert await memory.search(ALICE, "favourite colour", scope=GUILD) == []
+    assert await memory.search(ALICE, "favourite colour", scope="dm") == []
+    assert [h.text for h in await memory.search(ALICE, "favourite colour")] == ["My favourite colour is teal"]
+
+
+async def test_forget_with_a_scope_erases_only_that_scope(memory: UserMemory) -> None:
+    await memory.add(ALICE, "guild note one", scope=GUILD)
+    await memory.add(ALICE, "guild note two", scope=GUILD)
+    await memory.add(ALICE, "dm note", scope="dm")
+
+    assert await memory.forget(ALICE, scope=GUILD) == 2
+    assert [h.text for h in await memory.list(ALICE)] == ["dm note"]
+
+
+async def test_forget_erases_all_of_one_user_and_nothing_of_others(memory: UserMemory) -> None:
+    await memory.add(ALICE, "alice in the guild", scope=GUILD)
+    await memory.add(ALICE, "alice in private", scope="dm")
+    await memory.add(BOB, "bob in the guild", scope=GUILD)
+
+    assert await memory.forget(ALICE) == 2
+    assert await memory.list(ALICE) == []
+    assert await memory.search(ALICE, "alice") == []
+    assert [h.text for h in await memory.list(BOB)] == ["bob in the guild"]
+
+
+async def test_delete_removes_one_item_of_its_owner_only(memory: UserMemory) -> None:
+    keep = await memory.add(ALICE, "keep this one", scope=GUILD)
+    drop = await memory.add(ALICE, "drop this one", scope=GUILD)
+
+    assert await memory.delete(BOB, drop) is False
+    assert await memory.delete(ALICE, drop) is True
+    assert await memory.delete(ALICE, drop) is False
+    assert [h.id for h in await memory.list(ALICE)] == [keep]
+
+
+async def test_list_gives_items_oldest_first(memory: UserMemory, clock: Clock) -> None:
+    await memory.add(ALICE, "first", scope=GUILD)
+    clock.advance(days=1)
+    await memory.add(ALICE, "second", scope="dm")
+    clock.advance(days=1)
+    await memory.add(ALICE, "third", scope=GUILD)
+
+    assert [h.text for h in await memory.list(ALICE)] == ["first", "second", "third"]
+    assert [h.text for h in await memory.list(ALICE, scope=GUILD)] == ["first", "third"]
+
+
+async def test_export_is_json_safe_with_time_place_and_caller_metadata(memory: UserMemory, clock: Clock) -> None:
+    item_id = await memory.add(ALICE, "I run a bakery", {"channel_id": "7", "trace_id": "t-1"}, GUILD)
+
+    exported = await memory.export(ALICE)
+
+    assert json.loads(json.dumps(exported)) == exported
+    assert exported == [{
+        "id": item_id,
+        "text": "I run a bakery",
+        "scope": GUILD,
+        "created_at": datetime.fromtimestamp(clock.now, tz=timezone.utc).isoformat(),
+        "metadata": {"channel_id": "7", "trace_id": "t-1"},
+    }]
+
+
+async def test_add_many_returns_ids_in_order_and_everything_is_searchable(memory: UserMemory) -> None:
+    items = [(ALICE if n % 2 else BOB, f"batch item {n} mentions the colour {c}", {"n": n}, GUILD)
+             for n, c in enumerate(["red", "green", "blue", "amber", "violet"] * 60)]
+
+    ids = await memory.add_many(items)
+
+    assert len(ids) == len(set(ids)) == 300
+    assert len(await memory.list(ALICE)) == 150
+    listed = {h.id: h.metadata["n"] for h in await memory.list(BOB)}
+    assert listed == {ids[n]: n for n in range(0, 300, 2)}
+
+
+async def test_add_many_with_one_bad_item_stores_nothing(memory: UserMemory) -> None:
+    with pytest.raises(ValueError, match="item 1"):
+        await memory.add_many([(ALICE, "fine", None, GUILD), (ALICE, "   ", None, GUILD)])
+
+    assert await memory.list(ALICE) == []
+
+
+async def test_a_new_item_is_found_right_after_an_earlier_search(local_embedder: LocalEmbedder,
+                                                                 tmp_path: Path) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
+        await mem.add(ALICE, "I drive a blue hatchback", scope=GUILD)
+        assert [h.text for h in await mem.search(ALICE, "kayak", scope=GUILD)] == []
+
+        await mem.add(ALICE, "I bought a kayak yesterday", scope=GUILD)
+
+        assert [h.text for h in await mem.search(ALICE, "kayak", scope=GUILD)] == ["I bought a kayak yesterday"]
+
+
+async def test_concurrent_adds_lose_nothing(memory: UserMemory) -> None:
+    texts = [f"concurrent memory number {n}" for n in range(30)]
+
+    await asyncio.gather(*(memory.add(ALICE, t, scope=GUILD) for t in texts))
+
+    assert sorted(h.text for h in await memory.list(ALICE)) == sorted(texts)
+
+
+async def test_items_survive_closing_and_reopening_the_folder(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    path = str(tmp_path / "chroma")
+    first = open_user_memory(path, embedder=local_embedder)
+    await first.add(ALICE, "I was born in Tallinn", scope="dm")
+    await first.close()
+
+    second = await open_user_memory(path, embedder=local_embedder)
+    try:
+        assert [h.text for h in await second.search(ALICE, "birthplace", scope="dm")] == ["I was born in Tallinn"]
+    finally:
+        await second.close()
+
+
+async def test_a_question_about_last_week_prefers_what_was_said_last_week(memory: UserMemory, clock: Clock) -> None:
+    await memory.add(ALICE, "I started reading a novel about lighthouse keepers", scope=GUILD)
+    clock.advance(days=20)
+    await memory.add(ALICE, "The novel I am reading now is a thriller set in Oslo", scope=GUILD)
+    clock.advance(days=9)
+    await memory.add(ALICE, "I had pasta for lunch", scope=GUILD)
+    clock.advance(days=1)
+
+    hits = await memory.search(ALICE, "what did I say last week about the novel I'm reading?", scope=GUILD)
+
+    assert hits[0].text == "The novel I am reading now is a thriller set in Oslo"
+
+
+async def test_dense_mode_finds_a_paraphrase_that_shares_no_word(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="dense") as mem:
+        await mem.add(ALICE, "My kitten keeps scratching the sofa", scope=GUILD)
+        await mem.add(ALICE, "Quarterly tax forms are due in June", scope=GUILD)
+
+        assert (await mem.search(ALICE, "feline damaging furniture", scope=GUILD))[0].text.startswith("My kitten")
+
+
+async def test_keyword_mode_returns_only_items_sharing_a_word(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
+        await mem.add(ALICE, "My kitten keeps scratching the sofa", scope=GUILD)
+        await mem.add(ALICE, "Quarterly tax forms are due in June", scope=GUILD)
+
+        assert [h.text for h in await mem.search(ALICE, "tax deadline", scope=GUILD)] == [
+            "Quarterly tax forms are due in June"]
+
+
+def test_an_unknown_search_mode_is_refused(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="search_mode"):
+        open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="fuzzy")
+
+
+async def test_open_user_memory_is_also_awaitable_and_a_context_manager(local_embedder: LocalEmbedder,
+                                                                       tmp_path: Path) -> None:
+    mem = await open_user_memory(str(tmp_path / "c"), embedder=local_embedder)
+    async with mem:
+        await mem.add(ALICE, "awaitable", scope="dm")
+        assert len(await mem.list(ALICE)) == 1
+
+
+async def test_a_closed_memory_refuses_work_with_a_clear_error(memory: UserMemory) -> None:
+    await memory.close()
+    await memory.close()
+
+    with pytest.raises(MemoryStoreError, match="closed"):
+        await memory.add(ALICE, "too late", scope="dm")
