@@ -193,9 +193,12 @@ create_user() {
     say "created system user $NAME"
 }
 
-create_venv() {
+check_python() {
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null ||
         die "$PYTHON is not Python 3.11 or newer (choose one with --python)"
+}
+
+create_venv() {
     if [[ -x $VENV/bin/python ]]; then
         say "venv exists: $VENV"
     elif [[ $NO_PIP -eq 1 ]]; then
@@ -269,6 +272,7 @@ EOF
 
 do_install() {
     check_source
+    check_python
     if [[ $WITH_CHROMA -eq 0 && -f $DROPIN_DIR/chroma.conf ]]; then
         WITH_CHROMA=1
         say "the Chroma unit was installed before: keeping and upgrading it"

@@ -1,0 +1,105 @@
+"""The operator's documents and the install script's hygiene: every setting the bot reads is in
+deploy/bot.env.example and in deploy/README.md's table with its default, the example is a valid
+systemd EnvironmentFile with empty secrets, and install.sh is shellcheck-clean."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from tests.deploy.conftest import DEPLOY_README, ENV_EXAMPLE, INSTALL_SH, REPO, require_tool
+
+# (variable, default as documented); None: no default (required, unset or empty).
+SETTINGS = [
+    ("DISCORD_TOKEN", None), ("OPENAI_API_KEY", None), ("LLM_MODEL", None),
+    ("OPENAI_BASE_URL", "https://api.openai.com/v1"), ("LLM_PROTOCOL", "text"),
+    ("LLM_TEMPERATURE", "0.2"), ("LLM_TIMEOUT_S", "60"), ("LLM_MAX_RETRIES", "3"),
+    ("AGENT_MAX_STEPS", "8"), ("TOOL_TIMEOUT_S", "15"), ("TURN_TIMEOUT_S", "180"),
+    ("SEARXNG_URL", None),
+    ("OPEN_METEO_GEOCODING_URL", "https://geocoding-api.open-meteo.com/v1/search"),
+    ("OPEN_METEO_FORECAST_URL", "https://api.open-meteo.com/v1/forecast"),
+    ("DATA_DIR", "./data"), ("CHROMA_HOST", None), ("CHROMA_PORT", "8000"),
+    ("MEMORY_SCOPE", "place"), ("EMBEDDING_BACKEND", "local"), ("EMBEDDING_MODEL", None),
+    ("EMBEDDING_BASE_URL", None), ("EMBEDDING_API_KEY", None), ("BUFFER_RETENTION_DAYS", "90"),
+    ("DEV_GUILD_ID", None), ("MAX_CONCURRENT_TURNS", "4"), ("MAX_CONTEXT_TOKENS", "6000"),
+    ("BUFFER_WINDOW", "40"), ("USER_COOLDOWN_S", "3"), ("BUFFER_ALL_MESSAGES", "false"),
+    ("ATTACHMENT_MAX_BYTES", "100000"), ("ALLOWED_GUILD_IDS", None), ("ALLOWED_CHANNEL_IDS", None),
+    ("ALLOWED_ROLE_IDS", None), ("BLOCKED_USER_IDS", None), ("ALLOW_DMS", "true"),
+    ("LOG_LEVEL", "INFO"), ("SHARD_COUNT", None), ("SHARD_IDS", None),
+    ("DISCORD_API_BASE_URL", "https://discord.com/api/v10"),
+]
+SECRETS = ["DISCORD_TOKEN", "OPENAI_API_KEY", "EMBEDDING_API_KEY"]
+# How the config modules read a variable: _get(env, "X"), _int(env, "X", ...), _url(...) ...
+READ_BY_CODE = re.compile(r"_\w+\(\s*env,\s*\"([A-Z][A-Z0-9_]+)\"")
+
+
+def example_lines() -> dict[str, tuple[bool, str]]:
+    """NAME -> (commented out?, value) for every `NAME=value` or `# NAME=value` line."""
+    found: dict[str, tuple[bool, str]] = {}
+    for line in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
+        match = re.fullmatch(r"(# )?([A-Z][A-Z0-9_]*)=(.*)", line)
+        if match:
+            assert match.group(2) not in found, f"{match.group(2)} appears twice"
+            found[match.group(2)] = (bool(match.group(1)), match.group(3))
+    return found
+
+
+def readme_table() -> dict[str, str]:
+    """Variable -> its Default cell in deploy/README.md's settings table."""
+    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|", DEPLOY_README.read_text(encoding="utf-8"), re.M)
+    return dict(rows)
+
+
+@pytest.mark.parametrize(("name", "default"), SETTINGS)
+def test_env_example_lists_the_setting_with_its_default(name: str, default: str | None) -> None:
+    lines = example_lines()
+    assert name in lines
+    if default is not None:
+        assert lines[name] == (True, default)
+
+
+@pytest.mark.parametrize(("name", "default"), SETTINGS)
+def test_readme_table_lists_the_setting_with_its_default(name: str, default: str | None) -> None:
+    table = readme_table()
+    assert name in table
+    if default is not None:
+        assert f"`{default}`" in table[name]
+
+
+def test_every_variable_the_config_code_reads_is_documented() -> None:
+    read = set()
+    for module in ("agent/config.py", "memory/config.py", "bot/config.py"):
+        path = REPO / module
+        if path.exists():
+            read |= set(READ_BY_CODE.findall(path.read_text(encoding="utf-8")))
+    assert read, "no config module found to compare with"
+    assert read - set(example_lines()) == set()
+    assert read - set(readme_table()) == set()
+
+
+def test_env_example_is_a_systemd_environment_file() -> None:
+    for number, line in enumerate(ENV_EXAMPLE.read_text(encoding="utf-8").splitlines(), start=1):
+        assert line == "" or line.startswith("#") or re.fullmatch(r"[A-Z][A-Z0-9_]*=\S*", line), (
+            f"bot.env.example:{number}: {line!r}"
+        )
+
+
+def test_env_example_secrets_are_empty() -> None:
+    lines = example_lines()
+    assert {name: lines[name][1] for name in SECRETS} == {name: "" for name in SECRETS}
+
+
+def test_env_example_leaves_data_dir_to_the_unit() -> None:
+    assert example_lines()["DATA_DIR"][0] is True
+
+
+def test_install_script_is_shellcheck_clean() -> None:
+    tool = require_tool("shellcheck")
+    done = subprocess.run([tool, "--shell=bash", str(INSTALL_SH)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_install_script_stops_at_the_first_error() -> None:
+    assert "set -euo pipefail" in INSTALL_SH.read_text(encoding="utf-8").splitlines()
