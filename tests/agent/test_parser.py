@@ -1,0 +1,407 @@
+"""The ReAct reply parser: every rule of the DESIGN.md contract, one test each."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.parser import MAX_REPAIR_CHARS, ParsedReply, parse_response
+
+
+def action_of(reply: ParsedReply) -> tuple[str | None, dict | None]:
+    return reply.action, reply.action_input
+
+
+# --- the plain protocol --------------------------------------------------------------------
+
+
+def test_thought_action_and_json_input() -> None:
+    reply = parse_response(
+        'Thought: I need to compute.\nAction: calculator\nAction Input: {"expression": "2+2"}'
+    )
+    assert reply.thought == "I need to compute."
+    assert action_of(reply) == ("calculator", {"expression": "2+2"})
+    assert reply.raw_action_input == '{"expression": "2+2"}'
+    assert reply.is_final is False and reply.final_answer is None
+    assert reply.extra_actions == 0 and reply.error is None
+
+
+def test_final_answer_with_thought() -> None:
+    reply = parse_response("Thought: I know this.\nFinal Answer: Paris is the capital.")
+    assert reply.is_final
+    assert reply.final_answer == "Paris is the capital."
+    assert reply.thought == "I know this."
+    assert reply.action is None and reply.action_input is None and reply.error is None
+
+
+def test_multi_line_final_answer_is_kept_whole() -> None:
+    reply = parse_response("Final Answer: Steps:\n1. mix\n2. bake\n\nEnjoy!")
+    assert reply.final_answer == "Steps:\n1. mix\n2. bake\n\nEnjoy!"
+
+
+# --- hallucinated observations ------------------------------------------------------------
+
+
+def test_imagined_observation_and_everything_after_it_are_dropped() -> None:
+    reply = parse_response(
+        "Thought: let me compute\n"
+        "Action: calculator\n"
+        'Action Input: {"expression": "6*7"}\n'
+        "Observation: 42\n"
+        "Thought: I now know\n"
+        "Final Answer: 42"
+    )
+    assert not reply.is_final
+    assert action_of(reply) == ("calculator", {"expression": "6*7"})
+
+
+def test_actions_after_an_imagined_observation_are_not_counted() -> None:
+    reply = parse_response(
+        "Action: a\nAction Input: {}\nObservation: x\nAction: b\nAction Input: {}"
+    )
+    assert reply.action == "a" and reply.extra_actions == 0
+
+
+def test_observation_on_the_input_line_ends_the_input() -> None:
+    reply = parse_response('Action: calculator\nAction Input: {"expression": "1"} Observation: 1')
+    assert reply.action_input == {"expression": "1"}
+
+
+def test_observation_before_any_action_does_not_cut() -> None:
+    reply = parse_response("Observation: earlier result was 3\nThought: fine\nFinal Answer: 3")
+    assert reply.final_answer == "3"
+
+
+# --- final answer wins ---------------------------------------------------------------------
+
+
+def test_final_answer_wins_over_a_later_action_its_text_mentions() -> None:
+    reply = parse_response(
+        "Final Answer: To call a tool, write\nAction: <name>\nAction Input: {...}"
+    )
+    assert reply.is_final
+    assert reply.final_answer == "To call a tool, write\nAction: <name>\nAction Input: {...}"
+
+
+def test_final_answer_wins_over_an_earlier_action_without_observation() -> None:
+    reply = parse_response(
+        'Action: calculator\nAction Input: {"expression": "2+2"}\nFinal Answer: 4'
+    )
+    assert reply.is_final and reply.final_answer == "4"
+    assert reply.action is None
+
+
+def test_final_answer_mentioning_observation_keeps_it() -> None:
+    reply = parse_response("Final Answer: The word Observation: is a keyword.\nObservation: yes")
+    assert reply.final_answer == "The word Observation: is a keyword.\nObservation: yes"
+
+
+# --- only the first action runs ------------------------------------------------------------
+
+
+def test_extra_actions_are_counted_not_run() -> None:
+    reply = parse_response(
+        'Action: calculator\nAction Input: {"expression": "1+1"}\n'
+        'Action: current_time\nAction Input: {"timezone": "UTC"}\n'
+        'Action: weather\nAction Input: {"place": "Oslo"}'
+    )
+    assert action_of(reply) == ("calculator", {"expression": "1+1"})
+    assert reply.extra_actions == 2
+
+
+def test_second_action_input_is_not_taken_for_the_first_action() -> None:
+    reply = parse_response('Action: current_time\nAction: calculator\nAction Input: {"x": 1}')
+    assert action_of(reply) == ("current_time", {})
+    assert reply.raw_action_input is None
+    assert reply.extra_actions == 1
+
+
+# --- preambles and decoration --------------------------------------------------------------
+
+
+def test_preamble_before_the_keywords_becomes_thought() -> None:
+    reply = parse_response(
+        "Sure! Let me help with that.\n\nAction: calculator\nAction Input: {\"expression\": \"3\"}"
+    )
+    assert reply.action == "calculator"
+    assert reply.thought == "Sure! Let me help with that."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '**Action:** calculator\n**Action Input:** {"expression": "9"}',
+        '**Action**: calculator\n**Action Input**: {"expression": "9"}',
+        'Action 1: calculator\nAction Input 1: {"expression": "9"}',
+        'ACTION : calculator\nACTION INPUT : {"expression": "9"}',
+        'action:calculator\naction input:{"expression": "9"}',
+        '   Action:    calculator   \n  Action Input:   {"expression": "9"}  ',
+        '- Action: calculator\n- Action Input: {"expression": "9"}',
+        '> **Action:** `calculator`\n> **Action Input:** `{"expression": "9"}`',
+        '### Action: calculator\n### Action Input: {"expression": "9"}',
+        'Action: calculator\nAction_Input: {"expression": "9"}',
+        'Action: "calculator"\nAction Input: {"expression": "9"}',
+        'Action: calculator.\nAction Input: {"expression": "9"}',
+        'Action:\ncalculator\nAction Input: {"expression": "9"}',
+        'Action: calculator Action Input: {"expression": "9"}',
+    ],
+)
+def test_decorated_action_keywords_are_tolerated(text: str) -> None:
+    reply = parse_response(text)
+    assert action_of(reply) == ("calculator", {"expression": "9"}), reply
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "### Final Answer\nIt is 9.",
+        "**Final Answer:** It is 9.",
+        "**Final Answer**\nIt is 9.",
+        "FINAL ANSWER: It is 9.",
+        "final answer : It is 9.",
+        "Final_Answer: It is 9.",
+        "Thought: easy. Final Answer: It is 9.",
+        "1. Final Answer: It is 9.",
+    ],
+)
+def test_decorated_final_answer_is_tolerated(text: str) -> None:
+    assert parse_response(text).final_answer == "It is 9."
+
+
+def test_words_that_only_start_with_a_keyword_are_not_keywords() -> None:
+    reply = parse_response("Actions: none needed\nAction items follow:\nFinal answers vary.")
+    assert reply.error is not None
+    assert reply.action is None and not reply.is_final
+
+
+def test_keywords_inside_a_code_fence_in_a_preamble_are_ignored() -> None:
+    reply = parse_response(
+        "The format is:\n```\nAction: tool\nAction Input: {}\n```\nFinal Answer: understood"
+    )
+    assert reply.final_answer == "understood"
+
+
+def test_a_reply_wholly_inside_a_code_fence_is_still_read() -> None:
+    reply = parse_response('```\nAction: calculator\nAction Input: {"expression": "2"}\n```')
+    assert action_of(reply) == ("calculator", {"expression": "2"})
+
+
+def test_final_answer_wrapped_in_a_fence_is_unwrapped() -> None:
+    assert parse_response("Final Answer:\n```\nprint(1)\n```").final_answer == "print(1)"
+
+
+# --- action input forms --------------------------------------------------------------------
+
+
+def test_fenced_json_input() -> None:
+    reply = parse_response(
+        'Action: calculator\nAction Input:\n```json\n{"expression": "2**10"}\n```'
+    )
+    assert reply.action_input == {"expression": "2**10"}
+    assert reply.raw_action_input == '{"expression": "2**10"}'
+
+
+def test_multi_line_json_input() -> None:
+    reply = parse_response(
+        'Action: weather\nAction Input: {\n  "place": "Oslo",\n  "days": 2\n}\nThought: wait'
+    )
+    assert reply.action_input == {"place": "Oslo", "days": 2}
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"place": "Oslo", "days": 2,}', {"place": "Oslo", "days": 2}),
+        ("{'place': 'Oslo'}", {"place": "Oslo"}),
+        ('{place: "Oslo", days: 2}', {"place": "Oslo", "days": 2}),
+        ('{"place": "Oslo"', {"place": "Oslo"}),
+        ('{"place": "Oslo", "note": "say \\"hi\\""}', {"place": "Oslo", "note": 'say "hi"'}),
+    ],
+)
+def test_broken_json_is_repaired(raw: str, expected: dict) -> None:
+    assert parse_response(f"Action: weather\nAction Input: {raw}").action_input == expected
+
+
+def test_plain_text_input_becomes_input_key() -> None:
+    reply = parse_response("Action: weather\nAction Input: Paris, France")
+    assert reply.action_input == {"input": "Paris, France"}
+    assert reply.raw_action_input == "Paris, France"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [('"Paris"', {"input": "Paris"}), ("42", {"input": "42"}), ("[1, 2]", {"input": "[1, 2]"})],
+)
+def test_json_scalars_and_arrays_become_input_key(raw: str, expected: dict) -> None:
+    assert parse_response(f"Action: calculator\nAction Input: {raw}").action_input == expected
+
+
+@pytest.mark.parametrize("raw", ["", "{}", "None", "null", "N/A"])
+def test_empty_or_null_input_means_no_arguments(raw: str) -> None:
+    reply = parse_response(f"Action: current_time\nAction Input: {raw}")
+    assert action_of(reply) == ("current_time", {})
+
+
+def test_missing_action_input_means_no_arguments() -> None:
+    reply = parse_response("Thought: what time is it\nAction: current_time")
+    assert action_of(reply) == ("current_time", {})
+    assert reply.raw_action_input is None
+
+
+def test_call_syntax_in_the_action_line() -> None:
+    reply = parse_response("Action: calculator(2 + 3)")
+    assert action_of(reply) == ("calculator", {"input": "2 + 3"})
+
+
+def test_json_on_the_line_after_action() -> None:
+    reply = parse_response('Action: calculator\n{"expression": "7"}')
+    assert action_of(reply) == ("calculator", {"expression": "7"})
+
+
+def test_langchain_json_blob() -> None:
+    reply = parse_response(
+        'Action:\n```json\n{"action": "calculator", "action_input": {"expression": "5"}}\n```'
+    )
+    assert action_of(reply) == ("calculator", {"expression": "5"})
+
+
+def test_action_named_final_answer_is_a_final_answer() -> None:
+    reply = parse_response('Action: Final Answer\nAction Input: "It is 5."')
+    assert reply.is_final and reply.final_answer == "It is 5."
+
+
+def test_first_json_value_is_taken_when_text_follows_it() -> None:
+    reply = parse_response('Action: calculator\nAction Input: {"expression": "1"} (to add)')
+    assert reply.action_input == {"expression": "1"}
+
+
+def test_oversized_broken_json_is_not_repaired_but_passed_as_text() -> None:
+    raw = '{"expression": "' + "1+" * MAX_REPAIR_CHARS
+    reply = parse_response(f"Action: calculator\nAction Input: {raw}")
+    assert reply.action == "calculator"
+    assert reply.action_input == {"input": raw}
+
+
+@pytest.mark.parametrize("raw", ["[" * 5000, '{"a":' * 5000])
+def test_deeply_nested_input_does_not_break_the_parser(raw: str) -> None:
+    reply = parse_response(f"Action: calculator\nAction Input: {raw}")
+    assert reply.action == "calculator"
+    assert reply.action_input == {"input": raw}
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+def test_empty_reply_is_an_error_that_says_how_to_answer() -> None:
+    reply = parse_response("   \n ")
+    assert reply.error is not None and "empty" in reply.error
+    assert "Final Answer:" in reply.error and "Action Input:" in reply.error
+
+
+def test_plain_text_without_keywords_is_an_error() -> None:
+    reply = parse_response("The answer is probably 4.")
+    assert reply.error is not None and "No 'Action:' or 'Final Answer:'" in reply.error
+    assert reply.thought == "The answer is probably 4."
+
+
+def test_action_without_a_name_is_an_error() -> None:
+    reply = parse_response('Action:\nAction Input: {"expression": "1"}')
+    assert reply.action is None
+    assert reply.error is not None and "no tool name" in reply.error
+
+
+def test_action_input_without_action_is_an_error() -> None:
+    reply = parse_response('Action Input: {"expression": "1"}')
+    assert reply.error is not None and "without an 'Action:'" in reply.error
+
+
+def test_empty_final_answer_is_an_error() -> None:
+    reply = parse_response("Thought: done\nFinal Answer:   \n")
+    assert not reply.is_final and reply.final_answer is None
+    assert reply.error is not None and "'Final Answer:' was empty" in reply.error
+
+
+def test_non_string_content_is_an_error_not_a_crash() -> None:
+    reply = parse_response(None)  # type: ignore[arg-type]
+    assert reply.error is not None
+
+
+# --- reasoning channel ---------------------------------------------------------------------
+
+
+def test_empty_content_falls_back_to_reasoning() -> None:
+    reply = parse_response("", reasoning="Thought: sum\nAction: calculator\nAction Input: 1+1")
+    assert action_of(reply) == ("calculator", {"input": "1+1"})
+    assert reply.from_reasoning and reply.thought == "sum"
+
+
+def test_unusable_content_falls_back_to_reasoning() -> None:
+    reply = parse_response("Hmm, let me think.", reasoning="Final Answer: 12")
+    assert reply.final_answer == "12" and reply.from_reasoning
+
+
+def test_usable_content_wins_over_reasoning() -> None:
+    reply = parse_response("Final Answer: from content", reasoning="Final Answer: from reasoning")
+    assert reply.final_answer == "from content" and not reply.from_reasoning
+
+
+def test_when_neither_is_usable_the_content_error_is_kept() -> None:
+    reply = parse_response("", reasoning="just musing")
+    assert reply.error is not None and "empty" in reply.error
+    assert not reply.from_reasoning
+
+
+# --- size ------------------------------------------------------------------------------------
+
+
+def test_a_one_megabyte_reply_is_parsed() -> None:
+    filler = ("lorem ipsum dolor sit amet " * 40 + "\n") * 930
+    assert len(filler) > 1_000_000
+    reply = parse_response(filler + 'Action: calculator\nAction Input: {"expression": "1"}')
+    assert action_of(reply) == ("calculator", {"expression": "1"})
+
+
+def check_invariants(reply: ParsedReply) -> None:
+    """What every parse result satisfies, whatever the input."""
+    assert isinstance(reply, ParsedReply)
+    assert reply.is_final == (reply.final_answer is not None)
+    assert isinstance(reply.thought, str)
+    assert isinstance(reply.extra_actions, int) and reply.extra_actions >= 0
+    outcomes = [reply.action is not None, reply.is_final, reply.error is not None]
+    assert sum(outcomes) == 1, reply
+    if reply.action is not None:
+        assert reply.action.strip() and isinstance(reply.action_input, dict)
+    else:
+        assert reply.action_input is None and reply.raw_action_input is None
+    if reply.is_final:
+        assert reply.final_answer.strip() and reply.extra_actions == 0
+    if reply.error is not None:
+        assert reply.error.strip()
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome"),
+    [
+        (" " * 1_000_000 + "x", "error"),
+        ("*" * 1_000_000, "error"),
+        ("#" * 1_000_000, "error"),
+        ("\n" * 1_000_000, "error"),
+        ("Action" + " \t" * 500_000 + ":", "error"),
+        ("Action " + "1" * 1_000_000 + ":", "error"),
+        ("Action: a\n" * 100_000, "action"),
+        ("Observation: \n" * 70_000, "error"),
+        ("```\n" * 250_000, "error"),
+        ("x final answer" * 70_000, "error"),
+        ("Final Answer: " + "y" * 1_000_000, "final"),
+        ('Action: x\nAction Input: {' + '"a": 1, ' * 120_000, "action"),
+    ],
+)
+def test_pathological_megabyte_inputs_parse_quickly_and_cleanly(text: str, outcome: str) -> None:
+    reply = parse_response(text)
+    check_invariants(reply)
+    kind = "action" if reply.action else "final" if reply.is_final else "error"
+    assert kind == outcome
+
+
+def test_observation_inside_a_json_string_is_kept() -> None:
+    reply = parse_response('Action: remember\nAction Input: {"fact": "Observation: cats purr"}')
+    assert reply.action_input == {"fact": "Observation: cats purr"}
