@@ -28,8 +28,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 __all__ = [
+    "DEFAULT_CONFIG",
     "KeywordIndex",
     "QueryPlan",
+    "RankingConfig",
+    "drop_near_duplicates",
     "fuse",
     "plan_query",
     "tokenize",
@@ -261,13 +264,14 @@ _TIME_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def plan_query(query: str, now: float) -> QueryPlan:
+def plan_query(query: str, now: float, config: RankingConfig | None = None) -> QueryPlan:
     """Split a question into search text, an optional time window and a recency weight."""
+    cfg = config or DEFAULT_CONFIG
     text = query or ""
     moment = datetime.fromtimestamp(now, tz=timezone.utc)
     since: float | None = None
     until: float | None = None
-    for expr, pattern in _TIME_PATTERNS:
+    for expr, pattern in _TIME_PATTERNS if cfg.parse_time else ():
         match = pattern.search(text)
         if match is None:
             continue
@@ -281,7 +285,10 @@ def plan_query(query: str, now: float) -> QueryPlan:
         recency = 1.0
     elif _RECENCY_WORDS.search(text):
         recency = 0.5
-    text = _CHATTER.sub(" ", text)
+    if not cfg.rewrite:
+        text = query or ""
+    else:
+        text = _CHATTER.sub(" ", text)
     search_text = " ".join(text.split()).strip(" ?!.,;:")
     if not search_text:
         search_text = without_time or " ".join((query or "").split())
@@ -292,11 +299,33 @@ def plan_query(query: str, now: float) -> QueryPlan:
 # Fusion
 # ---------------------------------------------------------------------------------------
 
-RRF_K = 60.0
-DENSE_WEIGHT = 1.0
-KEYWORD_WEIGHT = 1.0
-WINDOW_BONUS = 0.5
-RECENCY_HALF_LIFE_DAYS = 14.0
+
+@dataclass(frozen=True)
+class RankingConfig:
+    """Every tunable part of the ranking, so the retrieval bench can measure each one.
+
+    `fusion`: "rrf" (weighted reciprocal rank fusion, `rrf_k`) or "sum" (weighted sum of
+    min-max normalized scores). `window_bonus` is added (as a share of the best fused
+    score) to items inside the plan's time window; `recency_boost` likewise scaled by
+    `plan.recency_weight` and an exponential decay with `half_life_days`.
+    `rewrite` lets `plan_query` strip chatter and time expressions from the search text;
+    `parse_time` lets it read time windows at all. `dedupe_threshold` is the token
+    Jaccard similarity above which `drop_near_duplicates` keeps only the better item.
+    """
+
+    fusion: str = "rrf"
+    dense_weight: float = 1.0
+    keyword_weight: float = 1.0
+    rrf_k: float = 60.0
+    window_bonus: float = 0.5
+    recency_boost: float = 0.1
+    half_life_days: float = 14.0
+    rewrite: bool = True
+    parse_time: bool = True
+    dedupe_threshold: float = 0.9
+
+
+DEFAULT_CONFIG = RankingConfig()
 
 
 def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
@@ -305,7 +334,30 @@ def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
 
 
 def _finite(scores: Mapping[str, float]) -> dict[str, float]:
-    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+    return {
+        k: float(v) for k, v in scores.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    }
+
+
+def _rrf(scores: Mapping[str, float], weight: float, rrf_k: float) -> dict[str, float]:
+    return {i: weight / (rrf_k + r) for i, r in _ranks(scores).items()}
+
+
+def _normalized(scores: Mapping[str, float], weight: float) -> dict[str, float]:
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    return {i: weight * ((v - lo) / span if span > 0 else 1.0) for i, v in scores.items()}
+
+
+def _combine(parts: Sequence[dict[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for part in parts:
+        for item_id, value in part.items():
+            out[item_id] = out.get(item_id, 0.0) + value
+    return out
 
 
 def fuse(
@@ -317,49 +369,81 @@ def fuse(
     now: float,
     k: int,
     mode: str = "hybrid",
+    config: RankingConfig | None = None,
 ) -> list[tuple[str, float]]:
-    """Rank candidates, best first, at most `k` of them.
+    """Rank candidates, best first, at most `k` of them, as (id, score).
 
     `dense` maps id -> similarity (higher is better), `keyword` id -> BM25 score, and
-    `created_at` id -> epoch seconds. `mode` is "dense", "keyword" or "hybrid".
+    `created_at` id -> epoch seconds (pass all of the user's items: when the plan has a
+    time window, items inside it are candidates even if neither search found them).
+    `mode` is "dense" or "keyword" (one signal alone) or "hybrid" (both, fused per
+    `config`, default `DEFAULT_CONFIG`). The plan's window and recency apply in every mode.
     """
     if mode not in ("dense", "keyword", "hybrid"):
         raise ValueError(f"unknown ranking mode: {mode!r}")
+    cfg = config or DEFAULT_CONFIG
     if k <= 0:
         return []
-    dense = _finite(dense)
-    keyword = _finite(keyword)
-    if mode == "dense":
-        base = {i: DENSE_WEIGHT / (RRF_K + r) for i, r in _ranks(dense).items()}
-    elif mode == "keyword":
-        base = {i: KEYWORD_WEIGHT / (RRF_K + r) for i, r in _ranks(keyword).items()}
+    signals: list[tuple[dict[str, float], float]] = []
+    if mode in ("dense", "hybrid"):
+        signals.append((_finite(dense), cfg.dense_weight if mode == "hybrid" else 1.0))
+    if mode in ("keyword", "hybrid"):
+        signals.append((_finite(keyword), cfg.keyword_weight if mode == "hybrid" else 1.0))
+    if cfg.fusion == "rrf":
+        base = _combine([_rrf(scores, weight, cfg.rrf_k) for scores, weight in signals])
+    elif cfg.fusion == "sum":
+        base = _combine([_normalized(scores, weight) for scores, weight in signals])
     else:
-        base = {}
-        for weight, ranks in ((DENSE_WEIGHT, _ranks(dense)), (KEYWORD_WEIGHT, _ranks(keyword))):
-            for item_id, rank in ranks.items():
-                base[item_id] = base.get(item_id, 0.0) + weight / (RRF_K + rank)
+        raise ValueError(f"unknown fusion method: {cfg.fusion!r}")
     if plan.since is not None or plan.until is not None or plan.recency_weight > 0:
-        base = _apply_time(plan, base, created_at, now)
+        base = _apply_time(plan, base, created_at, now, cfg)
     ordered = sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))
     return ordered[:k]
 
 
 def _apply_time(
-    plan: QueryPlan, base: dict[str, float], created_at: Mapping[str, float], now: float
+    plan: QueryPlan, base: dict[str, float], created_at: Mapping[str, float], now: float,
+    cfg: RankingConfig,
 ) -> dict[str, float]:
-    scale = max(base.values(), default=1.0 / RRF_K)
+    scale = max(base.values(), default=0.0) or 1.0
     out = dict(base)
-    if plan.since is not None or plan.until is not None:
+    times = {i: float(t) for i, t in _finite(created_at).items()}
+    if (plan.since is not None or plan.until is not None) and cfg.window_bonus > 0:
         lo = plan.since if plan.since is not None else -math.inf
         hi = plan.until if plan.until is not None else math.inf
-        for item_id, when in created_at.items():
-            if isinstance(when, (int, float)) and lo <= when <= hi:
-                out[item_id] = out.get(item_id, 0.0) + WINDOW_BONUS * scale
-    if plan.recency_weight > 0:
+        for item_id, when in times.items():
+            if lo <= when <= hi:
+                out[item_id] = out.get(item_id, 0.0) + cfg.window_bonus * scale
+    if plan.recency_weight > 0 and cfg.recency_boost > 0:
         for item_id in out:
-            when = created_at.get(item_id)
-            if not isinstance(when, (int, float)) or not math.isfinite(when):
+            when = times.get(item_id)
+            if when is None:
                 continue
             age_days = max(0.0, (now - when) / DAY)
-            out[item_id] += plan.recency_weight * 0.1 * scale * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+            decay = 0.5 ** (age_days / max(cfg.half_life_days, 1e-6))
+            out[item_id] += plan.recency_weight * cfg.recency_boost * scale * decay
     return out
+
+
+def drop_near_duplicates(
+    ranked: Sequence[tuple[str, float]],
+    texts: Mapping[str, str],
+    *,
+    threshold: float | None = None,
+) -> list[tuple[str, float]]:
+    """`ranked` without items whose text nearly repeats a better-ranked item's text.
+
+    Near = Jaccard similarity of the token sets >= `threshold` (default
+    `DEFAULT_CONFIG.dedupe_threshold`). Items without text are kept.
+    """
+    limit = DEFAULT_CONFIG.dedupe_threshold if threshold is None else threshold
+    kept: list[tuple[str, float]] = []
+    seen: list[frozenset[str]] = []
+    for item_id, score in ranked:
+        tokens = frozenset(tokenize(texts.get(item_id, "")))
+        if tokens and any(len(tokens & other) / len(tokens | other) >= limit for other in seen):
+            continue
+        if tokens:
+            seen.append(tokens)
+        kept.append((item_id, score))
+    return kept
