@@ -2,8 +2,9 @@
 
 Order of sacrifice: a single over-long message (the question, one history message, one memory)
 is first cut to at most half the budget with a visible note; then the oldest history messages
-are dropped; then the least relevant memories (memories arrive best first). The question is
-never dropped. Token counts are memory.tokens.estimate_tokens estimates plus a small per-message
+are dropped, down to the last exchange (KEEP_RECENT messages, what "it" and "that" refer to);
+then the least relevant memories (memories arrive best first); then that last exchange. The
+question is never dropped. Token counts are memory.tokens.estimate_tokens estimates plus a small per-message
 overhead for the chat format.
 
 Part of bot/: pure functions, no I/O.
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 
 from memory.tokens import estimate_tokens
 
-__all__ = ["CUT_NOTE", "MESSAGE_OVERHEAD_TOKENS", "MIN_BUDGET_TOKENS", "Budgeted", "cut_to_tokens", "fit_context",
+__all__ = ["CUT_NOTE", "MESSAGE_OVERHEAD_TOKENS", "KEEP_RECENT", "MIN_BUDGET_TOKENS", "Budgeted", "cut_to_tokens", "fit_context",
            "message_tokens"]
 
 CUT_NOTE = "\n[... cut: message too long]"
 MESSAGE_OVERHEAD_TOKENS = 4
 MIN_BUDGET_TOKENS = 64
+KEEP_RECENT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +85,19 @@ def fit_context(question: str, history: Sequence[dict], memories: Sequence[str],
     total = q_cost + sum(hist_costs) + sum(mem_costs)
 
     dropped_history = 0
-    while total > budget and dropped_history < len(hist):
-        total -= hist_costs[dropped_history]
-        dropped_history += 1
+
+    def drop_history(down_to: int) -> None:
+        nonlocal dropped_history, total
+        while total > budget and len(hist) - dropped_history > down_to:
+            total -= hist_costs[dropped_history]
+            dropped_history += 1
+
+    drop_history(KEEP_RECENT)
     kept_memories = len(mems)
     while total > budget and kept_memories > 0:
         kept_memories -= 1
         total -= mem_costs[kept_memories]
+    drop_history(0)
 
     return Budgeted(
         question=q,

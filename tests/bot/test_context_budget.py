@@ -33,14 +33,28 @@ def test_oldest_history_goes_first() -> None:
     assert b.tokens <= 200
 
 
-def test_least_relevant_memories_go_after_all_history() -> None:
-    history = [msg("y" * 200)]
+def test_least_relevant_memories_go_after_older_history_but_before_the_last_exchange() -> None:
+    history = [msg("old " + "y" * 200), msg("last question"), msg("last answer", "assistant")]
     memories = [f"memory {i} " + "m" * 120 for i in range(6)]  # best first
-    b = fit_context("q", history, memories, budget=120)
-    assert b.history == [] and b.dropped_history == 1
+    b = fit_context("q", history, memories, budget=140)
+    assert b.history == history[1:] and b.dropped_history == 1
     assert 0 < b.dropped_memories < 6
     assert b.memories == memories[: 6 - b.dropped_memories]
-    assert b.tokens <= 120
+    assert b.tokens <= 140
+
+
+def test_memories_go_before_the_last_exchange() -> None:
+    history = [msg("q " + "y" * 100), msg("a " + "z" * 100, "assistant")]
+    memories = ["memory " + "m" * 150]
+    b = fit_context("question", history, memories, budget=100)
+    assert b.memories == [] and b.dropped_memories == 1
+    assert b.history == history and b.tokens <= 100
+
+
+def test_the_last_exchange_goes_when_nothing_else_is_left() -> None:
+    history = [msg("q " + "y" * 172), msg("a " + "z" * 172, "assistant")]
+    b = fit_context("question", history, [], budget=100)
+    assert b.history == history[1:] and b.dropped_history == 1 and b.tokens <= 100
 
 
 def test_an_over_long_question_is_cut_with_a_visible_note() -> None:

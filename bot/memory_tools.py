@@ -1,0 +1,97 @@
+"""The per-turn memory tools: `recall_memory(query)` and `remember(fact)`.
+
+Both act for the person who asked, in the place they asked: the user and the place come from
+the runtime's ToolContext, never from the model (the tools have no user parameter, and the
+schema refuses extra arguments). `remember` does not write at once: it collects the fact in
+the turn's `pending` list, and the pipeline stores it with the rest of the turn, so that a turn
+that fails stores nothing (no half turn).
+
+Part of bot/: joins agent/ (tools) and memory/ (the store).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+from memory.semantic import scope_for
+
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line"]
+
+log = logging.getLogger(__name__)
+
+MAX_FACT_CHARS = 1000
+MAX_FACTS_PER_TURN = 5
+RECALL_LINE_CHARS = 600
+
+
+def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
+                       max_chars: int | None = None) -> str:
+    """One memory as the model reads it: "(YYYY-MM-DD) text", the date from created_at."""
+    created = (metadata or {}).get("created_at")
+    prefix = ""
+    if isinstance(created, (int, float)):
+        prefix = f"({datetime.fromtimestamp(created, UTC):%Y-%m-%d}) "
+    body = " ".join(text.split())
+    if max_chars is not None and len(body) > max_chars:
+        body = body[:max_chars].rstrip() + " [...]"
+    return prefix + body
+
+
+class MemoryTools:
+    """The two memory tools of one store; `for_turn` binds `remember` to a turn's pending list.
+
+    `recall_memory` is built once (it needs only the store and the scope rule); `remember` is
+    built per turn around that turn's list (about a millisecond).
+    """
+
+    def __init__(self, memory: Any, *, global_scope: bool = False, k: int = 5,
+                 timeout_s: float | None = None) -> None:
+        self._timeout_s = timeout_s
+
+        async def recall_memory(ctx: ToolContext, query: str) -> str:
+            """Search what this person told you in earlier conversations (their memory, here).
+
+            Args:
+                query: what to look for, in a few words (e.g. "favourite tea", "trip last week")
+            """
+            query = query.strip()
+            if not query:
+                raise ToolError("query is empty; say in a few words what to look for")
+            scope = None if global_scope else scope_for(ctx.guild_id)
+            hits = await memory.search(ctx.user_id, query, k=k, scope=scope)
+            if not hits:
+                return "Nothing remembered about that."
+            return "\n".join(
+                f"- {format_memory_line(h.text, h.metadata, max_chars=RECALL_LINE_CHARS)}"
+                for h in hits
+            )
+
+        self._recall = Tool.from_function(recall_memory, timeout_s=timeout_s)
+
+    def for_turn(self, pending: list[str]) -> ToolRegistry:
+        """A registry with both tools; `remember` appends to ``pending`` (stored by the pipeline
+        with the rest of the turn)."""
+
+        async def remember(ctx: ToolContext, fact: str) -> str:
+            """Keep a fact the person explicitly asked you to remember, for later conversations.
+
+            Args:
+                fact: the fact, as one short sentence in the third person (e.g. "They are vegetarian")
+            """
+            fact = " ".join(fact.split())
+            if not fact:
+                raise ToolError("fact is empty; give the fact to keep as one short sentence")
+            if len(pending) >= MAX_FACTS_PER_TURN:
+                raise ToolError(f"at most {MAX_FACTS_PER_TURN} facts can be kept per message")
+            if len(fact) > MAX_FACT_CHARS:
+                fact = fact[:MAX_FACT_CHARS].rstrip() + " [...]"
+            pending.append(fact)
+            return f"Will remember: {fact}"
+
+        registry = ToolRegistry()
+        registry.register(self._recall)
+        registry.register(Tool.from_function(remember, timeout_s=self._timeout_s))
+        return registry

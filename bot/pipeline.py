@@ -1,0 +1,407 @@
+"""The turn pipeline: one person's message in, one answer (or one clear sentence) out.
+
+Platform-free, shared by the console chat and the Discord front end. The path of a turn:
+
+1. Refuse empty text (nothing stored) and a person who asks again within USER_COOLDOWN_S
+   (a polite sentence, not queued).
+2. Take the channel's lock, then a slot of the global MAX_CONCURRENT_TURNS semaphore. The lock
+   comes first so that a queue of one busy channel waits without holding slots other channels
+   could use. asyncio.Lock wakes waiters in FIFO order: one channel is answered in order. A
+   channel's lock lives in the map only while some turn holds or waits for it (bounded by the
+   turns in flight).
+3. Read the channel's buffer window, recall the person's memories for this place, fit all of
+   it to MAX_CONTEXT_TOKENS (bot.context_budget), run the agent with per-turn memory tools,
+   streaming every event to ``on_event`` (a failing callback is logged, never fatal).
+4. Persist, so that no half turn is kept: first the exchange (and facts the person asked to
+   keep) to semantic memory, then the user message + answer (buffer) and the trace in ONE
+   SQLite transaction; if that transaction fails the memory items just added are deleted
+   again. Question and answer are stored together at the end of the turn (same time, in
+   order), so the buffer holds whole exchanges in the order the channel answered them. A model or store failure stores nothing and returns one sentence (bot.errors).
+
+Step limit / no usable answer: the agent ends honestly, so the trace IS stored (the person can
+open it and see why), but neither the buffer nor semantic memory gets the turn: a non-answer in
+the buffer would be inherited by every later turn of the channel, and nothing was learned.
+
+Part of bot/: joins agent/ and memory/; knows nothing of Discord.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from agent.errors import LLMError
+from agent.events import AgentEvent, RunEnded
+from agent.prompt import build_system_prompt
+from agent.tools.registry import ToolContext, ToolRegistry
+from bot.config import Settings
+from bot.context_budget import fit_context
+from bot.errors import sentence_for
+from bot.memory_tools import MemoryTools, format_memory_line
+from bot.requests import TurnRequest, TurnResult
+from memory.buffer import BufferedMessage
+from memory.errors import MemoryStoreError
+from memory.semantic import MemoryHit, scope_for
+from memory.tokens import estimate_tokens
+from memory.traces import TraceRecord
+
+__all__ = ["EventCallback", "TurnPipeline", "exchange_item"]
+
+log = logging.getLogger(__name__)
+
+EventCallback = Callable[[AgentEvent], Awaitable[None]]
+
+RECALL_K = 5
+MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
+PERSONA_SLACK_TOKENS = 150     # room for an operator's persona longer than the default
+RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
+EXCHANGE_QUESTION_CHARS = 2000
+EXCHANGE_ANSWER_CHARS = 2000
+CHATTER_MAX_CHARS = 4000
+
+
+def exchange_item(req: TurnRequest, question: str, answer: str,
+                  trace_id: str) -> tuple[str, dict[str, Any]]:
+    """What one answered exchange puts in the person's semantic memory: (text, metadata).
+
+    Kept in one place so that the unit of memory is easy to change when the retrieval
+    evaluation (bench/) says so. Now: the person's message and the answer as one item.
+    """
+    q = question if len(question) <= EXCHANGE_QUESTION_CHARS else question[:EXCHANGE_QUESTION_CHARS] + " [...]"
+    a = answer if len(answer) <= EXCHANGE_ANSWER_CHARS else answer[:EXCHANGE_ANSWER_CHARS] + " [...]"
+    text = f"User: {q}\nAssistant: {a}"
+    return text, {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange"}
+
+
+@dataclass(slots=True)
+class _ChannelSlot:
+    lock: asyncio.Lock
+    users: int = 0
+
+
+class _TurnFailed(Exception):
+    """Internal: a turn ends with one sentence of this kind."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class TurnPipeline:
+    """Runs turns; see the module docstring for the path and its guarantees."""
+
+    def __init__(self, agent: Any, tools: ToolRegistry, buffer: Any, traces: Any, db: Any,
+                 user_memory: Any, settings: Settings, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._agent = agent
+        self._buffer = buffer
+        self._traces = traces
+        self._db = db
+        self._memory = user_memory
+        self._settings = settings
+        self._clock = clock
+        self._now = now
+        self._global_scope = settings.memory.memory_scope == "global"
+        self._memory_tools = MemoryTools(user_memory, global_scope=self._global_scope,
+                                         k=RECALL_K, timeout_s=settings.agent.tool_timeout_s)
+        self._slots: dict[str, _ChannelSlot] = {}
+        self._semaphore = asyncio.Semaphore(settings.max_concurrent_turns)
+        self._last_turn: dict[str, float] = {}
+        self._accepting = True
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        system_prompt = build_system_prompt(tools.merged(self._memory_tools.for_turn([])),
+                                            protocol=settings.agent.protocol)
+        prompt_tokens = estimate_tokens(system_prompt) + PERSONA_SLACK_TOKENS
+        self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
+
+    # -- the turn -------------------------------------------------------------------------
+
+    async def handle(self, req: TurnRequest, on_event: EventCallback | None = None) -> TurnResult:
+        """Answer one request; never raises for model or store failures (only on cancel)."""
+        started = self._clock()
+        question = req.text.strip()
+        if not question:
+            return self._refusal("empty", started)
+        if not self._accepting:
+            return self._refusal("shutting_down", started)
+        if self._cooling_down(req.user_id, started):
+            return self._refusal("cooldown", started)
+
+        slot = self._slots.get(req.channel_id)
+        if slot is None:
+            slot = self._slots[req.channel_id] = _ChannelSlot(asyncio.Lock())
+        slot.users += 1
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            async with slot.lock, self._semaphore:
+                result = await self._turn(req, question, on_event, started)
+        finally:
+            slot.users -= 1
+            if slot.users == 0 and self._slots.get(req.channel_id) is slot:
+                del self._slots[req.channel_id]
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+        log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f outcome=%s%s",
+                 req.channel_id, req.user_id, result.steps, result.total_tokens,
+                 result.elapsed_ms, result.outcome,
+                 f" error={result.error_kind}" if result.error_kind else "")
+        log.debug("turn channel=%s question=%r answer=%r", req.channel_id, question, result.text)
+        return result
+
+    async def _turn(self, req: TurnRequest, question: str, on_event: EventCallback | None,
+                    started: float) -> TurnResult:
+        events: list[AgentEvent] = []
+        end: RunEnded | None = None
+        memories_used = 0
+        try:
+            try:
+                async with asyncio.timeout(self._settings.turn_timeout_s):
+                    history, memories = await self._context(req, question)
+                    budget = fit_context(question, history, memories, budget=self._context_budget)
+                    memories_used = len(budget.memories)
+                    pending: list[str] = []
+                    context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
+                                          guild_id=req.guild_id, display_name=req.display_name)
+                    async for event in self._agent.run(
+                        budget.question, context=context, history=budget.history,
+                        memories=budget.memories, tools=self._memory_tools.for_turn(pending),
+                    ):
+                        events.append(event)
+                        if isinstance(event, RunEnded):
+                            end = event
+                        await self._emit(on_event, event)
+            except TimeoutError:
+                raise _TurnFailed("turn_timeout") from None
+            if end is None:
+                raise _TurnFailed("no_answer")
+            trace_id = uuid.uuid4().hex
+            await self._persist(req, question, end, events, trace_id, pending)
+        except _TurnFailed as failed:
+            return self._failure(failed.kind, started, events, memories_used)
+        except LLMError as exc:
+            log.warning("turn channel=%s user=%s: model failed (%s): %s",
+                        req.channel_id, req.user_id, exc.kind, exc)
+            return self._failure(exc.kind, started, events, memories_used)
+        except MemoryStoreError as exc:
+            log.error("turn channel=%s user=%s: store failed: %s", req.channel_id, req.user_id, exc)
+            return self._failure("memory_unavailable", started, events, memories_used)
+        except Exception:
+            log.exception("turn channel=%s user=%s: unexpected failure", req.channel_id, req.user_id)
+            return self._failure("internal", started, events, memories_used)
+
+        answered = end.outcome == "answered"
+        return TurnResult(
+            ok=answered,
+            text=end.answer.strip() or sentence_for(end.outcome),
+            outcome=end.outcome,
+            trace_id=trace_id,
+            steps=end.steps,
+            prompt_tokens=end.usage.prompt_tokens,
+            completion_tokens=end.usage.completion_tokens,
+            elapsed_ms=(self._clock() - started) * 1000.0,
+            error_kind=None if answered else end.outcome,
+            memories_used=memories_used,
+        )
+
+    async def _context(self, req: TurnRequest, question: str) -> tuple[list[dict], list[str]]:
+        window = self._settings.buffer_window
+        recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
+        history = [self._history_message(m, req.user_id) for m in recent]
+        hits: list[MemoryHit] = await self._memory.search(
+            req.user_id, question, k=RECALL_K, scope=self._recall_scope(req.guild_id))
+        memories = [format_memory_line(h.text, h.metadata, max_chars=MEMORY_LINE_CHARS) for h in hits]
+        return history, memories
+
+    @staticmethod
+    def _history_message(m: BufferedMessage, asker_id: str) -> dict:
+        if m.role == "assistant":
+            return {"role": "assistant", "content": m.content}
+        if m.role == "user" and m.author_id == asker_id:
+            return {"role": "user", "content": m.content}
+        return {"role": "user", "content": f"[{m.author_name or m.author_id}]: {m.content}"}
+
+    async def _emit(self, on_event: EventCallback | None, event: AgentEvent) -> None:
+        if on_event is None:
+            return
+        try:
+            await on_event(event)
+        except Exception:
+            log.warning("on_event callback failed on %s; the turn goes on", event.type, exc_info=True)
+
+    async def _persist(self, req: TurnRequest, question: str, end: RunEnded,
+                       events: Sequence[AgentEvent], trace_id: str, facts: list[str]) -> None:
+        answered = end.outcome == "answered"
+        answer = end.answer.strip() or sentence_for(end.outcome)
+        when = self._now()
+        added: list[str] = []
+        if answered:
+            text, meta = exchange_item(req, question, answer, trace_id)
+            place = scope_for(req.guild_id)
+            items = [(req.user_id, text, meta, place)]
+            items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
+                                           "kind": "fact"}, place) for fact in facts]
+            added = await self._memory.add_many(items)
+        record = TraceRecord(
+            trace_id=trace_id, channel_id=req.channel_id, guild_id=req.guild_id,
+            user_id=req.user_id, question=question, events=[e.to_dict() for e in events],
+            outcome=end.outcome, answer=end.answer, steps=end.steps,
+            prompt_tokens=end.usage.prompt_tokens, completion_tokens=end.usage.completion_tokens,
+            elapsed_ms=end.elapsed_ms, created_at=when, message_id=None,
+            interaction_id=req.interaction_id,
+        )
+        try:
+            async with self._db.transaction():
+                if answered:
+                    await self._buffer.append_many([
+                        BufferedMessage(channel_id=req.channel_id, guild_id=req.guild_id,
+                                        author_id=req.user_id, author_name=req.display_name,
+                                        role="user", content=question, created_at=when,
+                                        message_id=req.message_id),
+                        BufferedMessage(channel_id=req.channel_id, guild_id=req.guild_id,
+                                        author_id="assistant", author_name="assistant",
+                                        role="assistant", content=answer, created_at=when),
+                    ])
+                await self._traces.save(record)
+        except BaseException:
+            await self._undo_memory(req.user_id, added)
+            raise
+
+    async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> None:
+        for item_id in item_ids:
+            try:
+                await self._memory.delete(user_id, item_id)
+            except Exception:
+                log.error("could not undo memory item %s of user %s after a failed turn",
+                          item_id, user_id, exc_info=True)
+
+    def _failure(self, kind: str, started: float, events: Sequence[AgentEvent],
+                 memories_used: int) -> TurnResult:
+        end = next((e for e in reversed(events) if isinstance(e, RunEnded)), None)
+        usage_p = sum(getattr(getattr(e, "usage", None), "prompt_tokens", 0)
+                      for e in events if not isinstance(e, RunEnded))
+        usage_c = sum(getattr(getattr(e, "usage", None), "completion_tokens", 0)
+                      for e in events if not isinstance(e, RunEnded))
+        steps = end.steps if end else max((getattr(e, "step", 0) for e in events), default=0)
+        return TurnResult(ok=False, text=sentence_for(kind), outcome="error", trace_id=None,
+                          steps=steps, prompt_tokens=usage_p, completion_tokens=usage_c,
+                          elapsed_ms=(self._clock() - started) * 1000.0, error_kind=kind,
+                          memories_used=memories_used)
+
+    def _refusal(self, kind: str, started: float) -> TurnResult:
+        outcome = kind if kind in ("empty", "cooldown") else "error"
+        return TurnResult(ok=False, text=sentence_for(kind), outcome=outcome, error_kind=kind,
+                          elapsed_ms=(self._clock() - started) * 1000.0)
+
+    def _cooling_down(self, user_id: str, now: float) -> bool:
+        cooldown = self._settings.user_cooldown_s
+        if cooldown <= 0:
+            return False
+        last = self._last_turn.get(user_id)
+        if last is not None and now - last < cooldown:
+            return True
+        if len(self._last_turn) > 10_000:
+            self._last_turn = {u: t for u, t in self._last_turn.items() if now - t < cooldown}
+        self._last_turn[user_id] = now
+        return False
+
+    def _recall_scope(self, guild_id: str | None) -> str | None:
+        return None if self._global_scope else scope_for(guild_id)
+
+    def _manage_scope(self, guild_id: str | None) -> str | None:
+        """What a person sees/exports/forgets: in a guild, what they said in that guild; in a
+        DM (private to them) or with MEMORY_SCOPE=global, everything they said anywhere."""
+        if self._global_scope or guild_id is None:
+            return None
+        return scope_for(guild_id)
+
+    # -- lifecycle (graceful shutdown) ----------------------------------------------------
+
+    def stop_accepting(self) -> None:
+        """New turns get the "restarting" sentence from now on; running ones finish."""
+        self._accepting = False
+
+    async def wait_idle(self, timeout_s: float | None = None) -> bool:
+        """Wait until no turn is running or queued; False when ``timeout_s`` ran out first."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self._idle.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    @property
+    def turns_in_flight(self) -> int:
+        return self._in_flight
+
+    # -- traces ---------------------------------------------------------------------------
+
+    async def attach_message(self, trace_id: str, message_id: str) -> None:
+        """Link a stored trace to the message that carries its answer."""
+        await self._traces.attach_message(trace_id, message_id)
+
+    async def trace_for_message(self, message_id: str) -> TraceRecord | None:
+        return await self._traces.by_message(message_id)
+
+    async def last_trace(self, user_id: str, channel_id: str) -> TraceRecord | None:
+        return await self._traces.last_for(user_id, channel_id)
+
+    async def get_trace(self, trace_id: str) -> TraceRecord | None:
+        return await self._traces.get(trace_id)
+
+    # -- channel buffer -------------------------------------------------------------------
+
+    async def reset_channel(self, channel_id: str) -> int:
+        """Clear a channel's buffer (after any turn running there); returns messages removed."""
+        slot = self._slots.get(channel_id)
+        if slot is None:
+            slot = self._slots[channel_id] = _ChannelSlot(asyncio.Lock())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                return await self._buffer.clear(channel_id)
+        finally:
+            slot.users -= 1
+            if slot.users == 0 and self._slots.get(channel_id) is slot:
+                del self._slots[channel_id]
+
+    async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,
+                             channel_id: str, text: str, message_id: str | None = None) -> bool:
+        """Keep another person's message (not addressed to the bot) as channel context, role
+        "other" (BUFFER_ALL_MESSAGES). Empty text is ignored; long text is cut. Returns whether
+        something was stored."""
+        text = text.strip()
+        if not text:
+            return False
+        if len(text) > CHATTER_MAX_CHARS:
+            text = text[:CHATTER_MAX_CHARS] + " [...]"
+        await self._buffer.append(BufferedMessage(
+            channel_id=channel_id, guild_id=guild_id, author_id=user_id, author_name=display_name,
+            role="other", content=text, created_at=self._now(), message_id=message_id))
+        return True
+
+    # -- the person's memory ----------------------------------------------------------------
+
+    async def memory_items(self, user_id: str, guild_id: str | None) -> list[MemoryHit]:
+        """What the bot remembers of this person here, oldest first (see _manage_scope)."""
+        return await self._memory.list(user_id, scope=self._manage_scope(guild_id))
+
+    async def memory_export(self, user_id: str, guild_id: str | None) -> list[dict[str, Any]]:
+        """The same items as JSON-safe dicts: id, text, scope, created_at (ISO), metadata."""
+        scope = self._manage_scope(guild_id)
+        items = await self._memory.export(user_id)
+        return items if scope is None else [it for it in items if it.get("scope") == scope]
+
+    async def memory_forget(self, user_id: str, guild_id: str | None) -> int:
+        """Erase what the bot remembers of this person here; returns how many items."""
+        return await self._memory.forget(user_id, scope=self._manage_scope(guild_id))
