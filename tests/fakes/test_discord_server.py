@@ -1,0 +1,407 @@
+"""FakeDiscord works with the real discord.py client: login, gateway, messages, interactions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+import pytest
+from discord import app_commands
+from discord.ext import commands
+
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_server import FakeDiscord
+
+
+@dataclass
+class World:
+    fake: FakeDiscord
+    guild_id: str
+    channel_id: str
+    alice: str
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with FakeDiscord() as fake:
+        gid = fake.add_guild("Test Guild")
+        cid = fake.add_channel(gid, "general")
+        alice = fake.add_member(gid, name="alice")
+        with fake.patch_client():
+            yield World(fake, gid, cid, alice)
+
+
+class MiniBot(commands.Bot):
+    """A tiny bot written for these tests: a /ask command synced in setup_hook, hooks per test."""
+
+    def __init__(self, *, sync_guild: str | None = None, message_content: bool = True,
+                 members: bool = False, allowed_mentions: discord.AllowedMentions | None = None) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = message_content
+        intents.members = members
+        super().__init__(command_prefix="!", intents=intents, guild_ready_timeout=0.05,
+                         allowed_mentions=allowed_mentions)
+        self.sync_guild = sync_guild
+        self.on_mention: Callable[[discord.Message], Awaitable[None]] | None = None
+        self.on_ask: Callable[[discord.Interaction, str], Awaitable[None]] | None = None
+        self.seen: list[discord.Message] = []
+        self.errors: list[BaseException] = []
+
+    async def setup_hook(self) -> None:
+        @app_commands.command(name="ask", description="Ask the bot")
+        @app_commands.describe(question="What to ask")
+        async def ask(interaction: discord.Interaction, question: str, private: bool = False) -> None:
+            try:
+                assert self.on_ask is not None
+                await self.on_ask(interaction, question)
+            except Exception as exc:
+                self.errors.append(exc)
+                raise
+
+        self.tree.add_command(ask, guild=discord.Object(int(self.sync_guild)) if self.sync_guild else None)
+        await self.tree.sync(guild=discord.Object(int(self.sync_guild)) if self.sync_guild else None)
+
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot:
+            return
+        self.seen.append(message)
+        if self.user in message.mentions and self.on_mention is not None:
+            try:
+                await self.on_mention(message)
+            except Exception as exc:
+                self.errors.append(exc)
+
+
+@contextlib.asynccontextmanager
+async def running(bot: commands.Bot, token: str) -> AsyncIterator[commands.Bot]:
+    task = asyncio.create_task(bot.start(token))
+    try:
+        ready = asyncio.create_task(bot.wait_until_ready())
+        done, _ = await asyncio.wait({ready, task}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            ready.cancel()
+            task.result()
+        assert ready in done, "bot did not become ready"
+        yield bot
+    finally:
+        await bot.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+
+
+# ------------------------------------------------------------------ login and gateway
+
+
+async def test_bot_logs_in_and_caches_the_guild_with_channels_and_members(world: World) -> None:
+    bot = MiniBot(members=True)
+    async with running(bot, world.fake.token):
+        guild = bot.get_guild(int(world.guild_id))
+        assert guild is not None and guild.name == "Test Guild"
+        assert guild.get_channel(int(world.channel_id)).name == "general"
+        assert guild.get_member(int(world.alice)).name == "alice"
+        assert bot.user.id == int(world.fake.bot_id)
+        assert bot.application_id == int(world.fake.application_id)
+    assert world.fake.identifies[0]["token"] == world.fake.token
+
+
+async def test_wrong_token_raises_login_failure(world: World) -> None:
+    bot = MiniBot()
+    with pytest.raises(discord.LoginFailure):
+        await bot.login("not-the-token")
+    await bot.close()
+    assert world.fake.requests[-1].status == 401
+
+
+@pytest.mark.parametrize("compression", ["auto", "none"])
+async def test_gateway_frames_work_compressed_and_plain(compression: str) -> None:
+    async with FakeDiscord(compression=compression) as fake:
+        gid = fake.add_guild("G")
+        cid = fake.add_channel(gid, "c")
+        alice = fake.add_member(gid, name="alice")
+        with fake.patch_client():
+            bot = MiniBot()
+            async with running(bot, fake.token):
+                await fake.user_says(cid, alice, "hello")
+                await fake.wait_for(lambda: bot.seen)
+                assert bot.seen[0].content == "hello"
+
+
+async def test_dropped_gateway_resumes_and_replays_missed_events(world: World) -> None:
+    bot = MiniBot()
+    async with running(bot, world.fake.token):
+        await world.fake.drop_gateway()
+        await world.fake.user_says(world.channel_id, world.alice, "said while disconnected")
+        await world.fake.wait_for(lambda: [m for m in bot.seen if m.content == "said while disconnected"])
+        assert any(frame.get("op") == 6 for frame in world.fake.gateway_log)
+        assert len(world.fake.identifies) == 1
+
+
+async def test_without_message_content_intent_only_mentions_carry_content(world: World) -> None:
+    bot = MiniBot(message_content=False)
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "chatter")
+        await world.fake.user_says(world.channel_id, world.alice, "question", mention_bot=True)
+        await world.fake.wait_for(lambda: len(bot.seen) == 2)
+        assert bot.seen[0].content == ""
+        assert bot.seen[1].content == f"<@{world.fake.bot_id}> question"
+
+
+async def test_privileged_intent_not_enabled_closes_with_4014() -> None:
+    async with FakeDiscord(privileged_intents=0) as fake:
+        fake.add_guild("G")
+        with fake.patch_client():
+            bot = MiniBot(message_content=True)
+            with pytest.raises(discord.PrivilegedIntentsRequired):
+                await asyncio.wait_for(bot.start(fake.token), 10)
+            await bot.close()
+
+
+# ------------------------------------------------------------------ messages and pings
+
+
+async def test_mention_reply_with_allowed_mentions_none_pings_nobody(world: World) -> None:
+    bot = MiniBot(allowed_mentions=discord.AllowedMentions.none())
+
+    async def reply(message: discord.Message) -> None:
+        async with message.channel.typing():
+            await message.reply(f"@everyone look, <@{world.alice}>!")
+
+    bot.on_mention = reply
+    async with running(bot, world.fake.token):
+        asked = await world.fake.user_says(world.channel_id, world.alice, "hi", mention_bot=True)
+        answer = await world.fake.wait_for_message(world.channel_id)
+    assert answer.reference_id == asked.id
+    assert "@everyone" in answer.content
+    assert answer.pings.nobody and answer.pings.replied_user is None
+    assert world.fake.typing_events[0].channel_id == world.channel_id
+
+
+async def test_reply_without_allowed_mentions_pings_everyone_and_the_asker(world: World) -> None:
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.reply("@everyone hello")
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "hi", mention_bot=True)
+        answer = await world.fake.wait_for_message(world.channel_id)
+    assert answer.pings.everyone
+    assert answer.pings.users == {world.alice}
+    assert answer.pings.replied_user == world.alice
+
+
+async def test_bot_reads_an_attachment_served_by_the_fake(world: World) -> None:
+    bot = MiniBot()
+
+    async def echo_file(message: discord.Message) -> None:
+        data = await message.attachments[0].read()
+        await message.channel.send(f"{message.attachments[0].filename}: {data.decode()}")
+
+    bot.on_mention = echo_file
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "read this", mention_bot=True,
+                                   attachments=[("notes.txt", b"remember the milk")])
+        answer = await world.fake.wait_for_message(world.channel_id)
+    assert answer.content == "notes.txt: remember the milk"
+
+
+async def test_bot_uploads_a_file_and_the_fake_keeps_its_bytes(world: World) -> None:
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.channel.send(
+        "export", file=discord.File(io.BytesIO(b'{"items": []}'), filename="memory.json"))
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "export", mention_bot=True)
+        answer = await world.fake.wait_for_message(world.channel_id)
+    assert answer.attachments[0]["filename"] == "memory.json"
+    assert world.fake.attachment_bytes(answer.id) == b'{"items": []}'
+    assert world.fake.requests[-1].files == [("memory.json", b'{"items": []}')]
+
+
+async def test_message_over_2000_characters_is_rejected_like_discord(world: World) -> None:
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.channel.send("x" * 2001)
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "long", mention_bot=True)
+        await world.fake.wait_for(lambda: bot.errors)
+    assert isinstance(bot.errors[0], discord.HTTPException) and bot.errors[0].status == 400
+    assert world.fake.bot_messages() == []
+
+
+async def test_thread_from_an_answer_gets_posts(world: World) -> None:
+    bot = MiniBot()
+
+    async def answer_with_thread(message: discord.Message) -> None:
+        answer = await message.channel.send("the answer")
+        thread = await answer.create_thread(name="trace")
+        await thread.send("step 1: calculator")
+
+    bot.on_mention = answer_with_thread
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "trace it", mention_bot=True)
+        answer = await world.fake.wait_for_message(world.channel_id)
+        step = await world.fake.wait_for_message(answer.id)
+        await world.fake.wait_for(lambda: bot.get_channel(int(answer.id)))
+        assert isinstance(bot.get_channel(int(answer.id)), discord.Thread)
+    thread = world.fake.threads[0]
+    assert thread["id"] == answer.id and thread["parent_id"] == world.channel_id
+    assert thread["type"] == p.PUBLIC_THREAD
+    assert step.content == "step 1: calculator"
+
+
+async def test_rate_limited_route_is_retried_by_the_client(world: World) -> None:
+    world.fake.rate_limit_once("POST", "/channels/*/messages", retry_after=0.05)
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.channel.send("after a 429")
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "go", mention_bot=True)
+        answer = await world.fake.wait_for_message(world.channel_id)
+    posts = [r.status for r in world.fake.requests if r.method == "POST" and r.path.endswith("/messages")]
+    assert posts == [429, 200]
+    assert answer.content == "after a 429"
+
+
+async def test_unknown_route_answers_404_and_is_recorded(world: World) -> None:
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.pin()
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "pin me", mention_bot=True)
+        await world.fake.wait_for(lambda: bot.errors)
+    assert isinstance(bot.errors[0], discord.NotFound)
+    assert [r.method for r in world.fake.unknown_requests] == ["PUT"]
+
+
+async def test_dm_message_is_answered_in_the_dm(world: World) -> None:
+    dm = world.fake.add_dm_channel(world.alice)
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.channel.send("private hello")
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(dm, world.alice, "hello", mention_bot=True)
+        answer = await world.fake.wait_for_message(dm)
+        bot_dm = await (await bot.fetch_user(int(world.alice))).create_dm()
+    assert answer.guild_id is None and answer.content == "private hello"
+    assert bot_dm.id == int(dm)
+
+
+# ------------------------------------------------------------------ slash commands and components
+
+
+async def test_commands_synced_once_in_setup_hook_to_the_dev_guild(world: World) -> None:
+    bot = MiniBot(sync_guild=world.guild_id)
+    async with running(bot, world.fake.token):
+        pass
+    assert len(world.fake.command_syncs) == 1
+    sync = world.fake.command_syncs[0]
+    assert sync.guild_id == world.guild_id and sync.names == ["ask"]
+    assert [o["name"] for o in sync.commands[0]["options"]] == ["question", "private"]
+
+
+async def test_interaction_defer_followup_and_edit_original(world: World) -> None:
+    bot = MiniBot()
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.defer(thinking=True)
+        await interaction.followup.send("calling calculator...")
+        await interaction.edit_original_response(content=f"answer to {question}: 42")
+        await interaction.followup.send("just for you", ephemeral=True)
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "life"})
+        await world.fake.wait_for_response(inter, "followup", count=2)
+    events = world.fake.interaction_responses(inter.id)
+    assert [(e.kind, e.status) for e in events] == [
+        ("callback", 200), ("followup", 200), ("original_edit", 200), ("followup", 200)]
+    assert events[0].callback_type == 5 and events[0].at < world.fake.interaction_deadline_s
+    original = world.fake.messages[inter.original_message_id]
+    assert original.content == "answer to life: 42" and not original.loading
+    assert [e.ephemeral for e in events] == [False, False, False, True]
+    assert bot.errors == []
+
+
+async def test_defer_after_the_deadline_is_refused_as_unknown_interaction() -> None:
+    async with FakeDiscord(interaction_deadline_s=0.1) as fake:
+        gid = fake.add_guild("G")
+        cid = fake.add_channel(gid, "c")
+        alice = fake.add_member(gid, name="alice")
+        with fake.patch_client():
+            bot = MiniBot()
+
+            async def slow(interaction: discord.Interaction, question: str) -> None:
+                await asyncio.sleep(0.3)
+                await interaction.response.defer()
+
+            bot.on_ask = slow
+            async with running(bot, fake.token):
+                inter = await fake.invoke_command(cid, alice, "ask", {"question": "q"})
+                await fake.wait_for(lambda: bot.errors)
+    assert isinstance(bot.errors[0], discord.NotFound) and bot.errors[0].code == 10062
+    assert not inter.acknowledged
+
+
+async def test_component_click_updates_the_message(world: World) -> None:
+    bot = MiniBot()
+    clicked: list[int] = []
+
+    class Confirm(discord.ui.View):
+        @discord.ui.button(label="Forget", custom_id="forget:yes", style=discord.ButtonStyle.danger)
+        async def yes(self, interaction: discord.Interaction, button: discord.ui.Button[Any]) -> None:
+            clicked.append(interaction.user.id)
+            await interaction.response.edit_message(content="forgotten", view=None)
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.send_message("sure?", view=Confirm(), ephemeral=True)
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "forget"})
+        await world.fake.wait_for_response(inter, "callback")
+        prompt = world.fake.messages[inter.original_message_id]
+        assert prompt.ephemeral and prompt.custom_ids() == ["forget:yes"]
+        click = await world.fake.click_button(prompt.id, "forget:yes", world.alice)
+        event = await world.fake.wait_for_response(click, "callback")
+    assert event.callback_type == 7
+    assert prompt.content == "forgotten" and prompt.components == []
+    assert clicked == [int(world.alice)]
+
+
+async def test_invoking_a_command_that_was_never_synced_is_a_test_error(world: World) -> None:
+    with pytest.raises(KeyError, match="never synced"):
+        await world.fake.invoke_command(world.channel_id, world.alice, "nope")
+
+
+# ------------------------------------------------------------------ mention rules (pure)
+
+
+def _pings(content: str, allowed: dict[str, Any] | None, **kw: Any) -> p.Pings:
+    args: dict[str, Any] = dict(author_id="1" * 18, in_guild=True, can_mention_everyone=True,
+                                mentionable_roles=set())
+    args.update(kw)
+    return p.compute_pings(content, allowed, **args)
+
+
+def test_allowed_mentions_none_suppresses_everything() -> None:
+    assert _pings(f"@everyone @here <@{'2' * 18}> <@&{'3' * 18}>", {"parse": []},
+                  replied_user_id="4" * 18).nobody
+
+
+def test_user_whitelist_pings_only_listed_users_present_in_content() -> None:
+    result = _pings(f"<@{'2' * 18}> <@!{'5' * 18}>", {"parse": [], "users": ["5" * 18, "6" * 18]})
+    assert result.users == {"5" * 18}
+
+
+def test_everyone_needs_the_permission_and_roles_need_mentionable() -> None:
+    text = f"@everyone <@&{'3' * 18}>"
+    assert not _pings(text, None, can_mention_everyone=False).everyone
+    assert _pings(text, None, can_mention_everyone=False).roles == set()
+    assert _pings(text, None, can_mention_everyone=False, mentionable_roles={"3" * 18}).roles == {"3" * 18}
+
+
+def test_dm_has_no_everyone_or_role_pings() -> None:
+    assert _pings(f"@everyone <@&{'3' * 18}>", None, in_guild=False).nobody
+
+
+def test_snowflakes_increase_and_look_like_discord_ids() -> None:
+    ids = [int(p.snowflake()) for _ in range(100)]
+    assert ids == sorted(set(ids)) and all(17 <= len(str(i)) <= 20 for i in ids)
