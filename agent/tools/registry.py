@@ -13,8 +13,9 @@ Design choices:
   or annotated ``ToolContext``; it never appears in the schema, so the model cannot set it.
 - Observations longer than ``max_observation_chars`` are cut with a visible ``[truncated ...]``
   note; dict and list results are sent as JSON text.
-- A lone ``{"input": ...}`` argument (what the parser makes of plain-text Action Input) is
-  given to a tool's single string parameter, so ``Action Input: 2+2`` works for the calculator.
+- A lone ``{"input": "..."}`` argument (what the parser makes of plain-text Action Input) is
+  given to a tool's one string parameter (its only one, or its only required one), so
+  ``Action Input: 2+2`` works for the calculator and ``Action Input: Oslo`` for the weather.
 
 Part of agent/: imports nothing from bot/ or memory/.
 """
@@ -317,13 +318,24 @@ def _json_type(value: Any) -> str:
 
 
 def _adapt_input(args: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Give a lone ``{"input": x}`` to the tool's single string parameter."""
-    props = schema.get("properties") or {}
-    if set(args) != {"input"} or "input" in props or len(props) != 1:
+    """Give a lone string ``{"input": x}`` to the tool's one string parameter.
+
+    "One" means the single parameter, or else the single required one, when it is a string.
+    """
+    props = schema.get("properties")
+    if (
+        set(args) != {"input"}
+        or not isinstance(args["input"], str)
+        or not isinstance(props, Mapping)
+        or "input" in props
+    ):
         return args
-    (only, prop), = props.items()
-    if isinstance(prop, Mapping) and prop.get("type") == "string" and isinstance(args["input"], str):
-        return {only: args["input"]}
+    candidates = list(props) if len(props) == 1 else list(schema.get("required") or ())
+    if len(candidates) != 1:
+        return args
+    prop = props.get(candidates[0])
+    if isinstance(prop, Mapping) and prop.get("type") == "string":
+        return {candidates[0]: args["input"]}
     return args
 
 

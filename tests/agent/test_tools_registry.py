@@ -266,6 +266,23 @@ async def test_plain_input_goes_to_the_single_string_parameter() -> None:
     assert (result.ok, result.observation) == (True, "HI")
 
 
+async def test_plain_input_goes_to_the_single_required_string_parameter() -> None:
+    reg = ToolRegistry()
+
+    @reg.tool
+    async def forecast(place: str, days: int = 1) -> str:
+        """Forecast."""
+        return f"{place}/{days}"
+
+    @reg.tool
+    async def pair(a: str, b: str) -> str:
+        """Two required strings: no guessing."""
+        return a + b
+
+    assert (await reg.call("forecast", {"input": "Oslo"}, CTX)).observation == "Oslo/1"
+    assert not (await reg.call("pair", {"input": "x"}, CTX)).ok
+
+
 async def test_long_observations_are_truncated_visibly() -> None:
     reg = ToolRegistry(max_observation_chars=100)
 
