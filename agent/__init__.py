@@ -17,19 +17,37 @@ from agent.events import (
     ToolStarted,
     Usage,
 )
+from agent.llm import Completion, LLMClient, ToolCall
+from agent.loop import Agent, ChatModel
+from agent.parser import ParsedReply, parse_response
+from agent.prompt import build_system_prompt
+from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry, ToolResult
 
 __all__ = [
+    "Agent",
     "AgentError",
     "AgentEvent",
     "AgentSettings",
+    "ChatModel",
+    "Completion",
     "ConfigError",
     "FinalAnswer",
+    "LLMClient",
     "LLMError",
     "ModelCalled",
     "Nudge",
+    "ParsedReply",
     "RunEnded",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolError",
     "ToolFinished",
+    "ToolRegistry",
+    "ToolResult",
     "ToolStarted",
     "Usage",
+    "build_system_prompt",
     "load_agent_settings",
+    "parse_response",
 ]
