@@ -68,27 +68,25 @@ def _variants(quick: bool) -> list[Variant]:
     if quick:
         return main
     ablation = [
-        Variant("tuned - query rewriting", "hybrid", replace(TUNED, rewrite=False)),
+        Variant("tuned + query rewriting", "hybrid", replace(TUNED, rewrite=True)),
         Variant("tuned - time parsing", "hybrid", replace(TUNED, parse_time=False)),
         Variant("tuned - window bonus", "hybrid", replace(TUNED, window_bonus=0.0)),
         Variant("tuned - recency", "hybrid", replace(TUNED, recency_boost=0.0)),
         Variant("tuned + near-dup removal", "hybrid", TUNED, dedupe=True),
-        Variant("tuned, fusion=rrf", "hybrid", replace(TUNED, fusion="rrf")),
         Variant("tuned, fusion=sum", "hybrid", replace(TUNED, fusion="sum")),
-        Variant("dense + time/rewrite", "dense", TUNED),
-        Variant("keyword + time/rewrite", "keyword", TUNED),
+        Variant("dense + time (no BM25)", "dense", TUNED),
+        Variant("keyword + time (no dense)", "keyword", TUNED),
     ]
-    for weight in (0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0):
-        ablation.append(Variant(f"tuned, keyword weight {weight:g}", "hybrid",
-                                replace(TUNED, keyword_weight=weight, dense_weight=1.0)))
-    for rrf_k in (5.0, 20.0, 60.0):
-        ablation.append(Variant(f"tuned, rrf k={rrf_k:g}", "hybrid", replace(TUNED, fusion="rrf", rrf_k=rrf_k)))
+    for weight in (0.05, 0.3, 0.5, 1.0):
+        ablation.append(Variant(f"tuned, keyword weight {weight:g}", "hybrid", replace(TUNED, keyword_weight=weight)))
+    for rrf_k in (3.0, 30.0, 60.0):
+        ablation.append(Variant(f"tuned, rrf k={rrf_k:g}", "hybrid", replace(TUNED, rrf_k=rrf_k)))
     return main + ablation
 
 
 UNITS: dict[str, Callable[[str, str], str]] = {
-    "exchange": lambda user, bot: f"user: {user}\nbot: {bot}",
     "user message": lambda user, bot: user,
+    "exchange": lambda user, bot: f"user: {user}\nbot: {bot}",
 }
 
 
@@ -181,7 +179,7 @@ def _table(title: str, ranks: dict[str, dict[str, int | None]], names: list[str]
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="main table only, exchange unit only")
+    parser.add_argument("--quick", action="store_true", help="main table only, user-message unit only")
     parser.add_argument("--misses", action="store_true", help="list the tuned hybrid's misses at 5")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -195,7 +193,7 @@ async def main() -> None:
     started = time.perf_counter()
     embedder.load()
     print(f"embedding model loaded in {time.perf_counter() - started:.1f} s")
-    units = ["exchange"] if args.quick else list(UNITS)
+    units = ["user message"] if args.quick else list(UNITS)
     main_names = [v.name for v in variants[:5]]
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
         results = {}
@@ -206,7 +204,7 @@ async def main() -> None:
         for unit in units:
             _table(f"Main: text unit = {unit}", results[unit], main_names)
         if not args.quick:
-            _table("Ablation (text unit = exchange)", results["exchange"], [v.name for v in variants])
+            _table("Ablation (text unit = user message)", results["user message"], [v.name for v in variants])
             print("\n## Text unit (tuned hybrid and plain baselines)")
             for unit in units:
                 for name in main_names:

@@ -311,16 +311,21 @@ class RankingConfig:
     `rewrite` lets `plan_query` strip chatter and time expressions from the search text;
     `parse_time` lets it read time windows at all. `dedupe_threshold` is the token
     Jaccard similarity above which `drop_near_duplicates` keeps only the better item.
+
+    The defaults are the winners of `bench/retrieval_eval.py` on its tuning half (see
+    bench/README.md): dense leads, BM25 is a light tie-breaker (RRF weight 0.15, k=10),
+    time windows and recency matter most for time questions, and stripping chatter from
+    the query ("what did I say about") did not help all-MiniLM-L6-v2, so it is off.
     """
 
     fusion: str = "rrf"
     dense_weight: float = 1.0
-    keyword_weight: float = 1.0
-    rrf_k: float = 60.0
-    window_bonus: float = 0.5
-    recency_boost: float = 0.1
+    keyword_weight: float = 0.15
+    rrf_k: float = 10.0
+    window_bonus: float = 1.0
+    recency_boost: float = 0.3
     half_life_days: float = 14.0
-    rewrite: bool = True
+    rewrite: bool = False
     parse_time: bool = True
     dedupe_threshold: float = 0.9
 

@@ -1,0 +1,237 @@
+"""Specification of memory.ranking: BM25, query planning, fusion, near-duplicate removal."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import datetime, timezone
+
+import pytest
+
+from memory.ranking import (
+    DEFAULT_CONFIG,
+    KeywordIndex,
+    QueryPlan,
+    RankingConfig,
+    drop_near_duplicates,
+    fuse,
+    plan_query,
+    tokenize,
+)
+
+DAY = 86_400.0
+# Wednesday 14 October 2026, noon UTC.
+NOW = datetime(2026, 10, 14, 12, 0, tzinfo=timezone.utc).timestamp()
+
+
+def at(year: int, month: int, day: int, hour: int = 0) -> float:
+    return datetime(year, month, day, hour, tzinfo=timezone.utc).timestamp()
+
+
+NO_TIME = QueryPlan(search_text="gym", since=None, until=None, recency_weight=0.0)
+
+
+# -- tokenizer and BM25 -------------------------------------------------------------------
+
+
+def test_tokenize_folds_case_punctuation_and_plurals() -> None:
+    assert tokenize("GYMS!!! Cats, running.") == ["gym", "cat", "run"]
+
+
+def test_tokenize_drops_zero_width_and_bidi_characters() -> None:
+    assert tokenize("g\u200by\u200dm \u202eBerlin\u202c") == ["gym", "berlin"]
+
+
+def test_tokenize_keeps_non_latin_words() -> None:
+    assert tokenize("Ich wohne in Köln, 東京 tokyo") == ["ich", "wohne", "köln", "東京", "tokyo"]
+
+
+def test_a_document_with_the_query_term_outranks_one_without() -> None:
+    index = KeywordIndex([("a", "I joined a bouldering gym"), ("b", "my cat hid under the bed")])
+    scores = index.scores("gym")
+    assert scores["a"] > 0
+    assert "b" not in scores
+
+
+def test_a_rare_term_weighs_more_than_a_common_one() -> None:
+    index = KeywordIndex([
+        ("common", "gym gym session"),
+        ("rare", "gym session about kafka"),
+        ("x", "gym again"),
+        ("y", "gym once more"),
+    ])
+    assert index.idf("kafka") > index.idf("gym")
+    scores = index.scores("gym kafka")
+    assert max(scores, key=scores.get) == "rare"
+
+
+def test_matching_ignores_case_punctuation_and_plural() -> None:
+    index = KeywordIndex([("a", "Gyms are expensive in Berlin."), ("b", "nothing here")])
+    assert set(index.scores("the GYM?")) == {"a"}
+
+
+def test_empty_index_and_empty_query_give_no_scores() -> None:
+    assert KeywordIndex([]).scores("gym") == {}
+    assert KeywordIndex([("a", "gym")]).scores("") == {}
+    assert KeywordIndex([("a", "gym")]).scores("   ?!  ") == {}
+
+
+def test_hostile_unicode_neither_raises_nor_matches_everything() -> None:
+    index = KeywordIndex([("a", "\u202e\u200b\u0000 tëst \U0001f600"), ("b", "plain words")])
+    scores = index.scores("\u202e\ufeff te\u0301st \U0001f600 \ud7ff")
+    assert "b" not in scores
+    assert all(math.isfinite(v) for v in scores.values())
+
+
+# -- plan_query ---------------------------------------------------------------------------
+
+
+def test_yesterday_is_the_whole_previous_day() -> None:
+    plan = plan_query("what was I anxious about yesterday?", NOW)
+    assert (plan.since, plan.until) == (at(2026, 10, 13), at(2026, 10, 14))
+    assert plan.recency_weight > 0
+
+
+def test_last_week_is_the_previous_monday_to_sunday() -> None:
+    plan = plan_query("what did I say last week about the gym?", NOW)
+    assert (plan.since, plan.until) == (at(2026, 10, 5), at(2026, 10, 12))
+
+
+def test_on_monday_is_the_most_recent_past_monday() -> None:
+    plan = plan_query("what did I say on Monday about the interview?", NOW)
+    assert (plan.since, plan.until) == (at(2026, 10, 12), at(2026, 10, 13))
+
+
+def test_two_days_ago_covers_that_day() -> None:
+    plan = plan_query("what did I tell you two days ago?", NOW)
+    assert plan.since is not None and plan.until is not None
+    assert plan.since <= at(2026, 10, 12, 15) <= plan.until
+    assert plan.until <= NOW
+
+
+def test_a_question_without_time_has_no_window_and_no_recency() -> None:
+    plan = plan_query("what's my cat called?", NOW)
+    assert (plan.since, plan.until, plan.recency_weight) == (None, None, 0.0)
+    assert "cat" in plan.search_text
+
+
+def test_words_about_the_present_ask_for_recency_without_a_window() -> None:
+    plan = plan_query("where do I live these days?", NOW)
+    assert plan.since is None and plan.until is None
+    assert plan.recency_weight > 0
+
+
+def test_rewriting_strips_chatter_and_time_words_when_enabled() -> None:
+    plan = plan_query("What did I tell you last week about the gym?", NOW, replace(DEFAULT_CONFIG, rewrite=True))
+    assert plan.search_text == "the gym"
+
+
+def test_time_parsing_can_be_turned_off() -> None:
+    plan = plan_query("what did I say yesterday?", NOW, replace(DEFAULT_CONFIG, parse_time=False))
+    assert plan.since is None and plan.until is None
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\u200b\u202e", "?", "\U0001f600" * 500, "x" * 100_000])
+def test_blank_or_hostile_queries_plan_without_raising(query: str) -> None:
+    plan = plan_query(query, NOW)
+    assert isinstance(plan.search_text, str)
+    assert plan.since is None
+
+
+# -- fuse ---------------------------------------------------------------------------------
+
+
+def test_dense_mode_ranks_by_dense_only() -> None:
+    ranked = fuse(NO_TIME, dense={"a": 0.2, "b": 0.9}, keyword={"c": 9.0}, created_at={}, now=NOW, k=5,
+                  mode="dense")
+    assert [i for i, _ in ranked] == ["b", "a"]
+
+
+def test_keyword_mode_ranks_by_keyword_only() -> None:
+    ranked = fuse(NO_TIME, dense={"a": 0.9}, keyword={"b": 1.0, "c": 3.0}, created_at={}, now=NOW, k=5,
+                  mode="keyword")
+    assert [i for i, _ in ranked] == ["c", "b"]
+
+
+def test_hybrid_mode_puts_an_item_both_searches_found_first() -> None:
+    ranked = fuse(NO_TIME, dense={"a": 0.9, "both": 0.8}, keyword={"both": 5.0, "c": 6.0}, created_at={},
+                  now=NOW, k=5, mode="hybrid")
+    assert ranked[0][0] == "both"
+    assert {i for i, _ in ranked} == {"a", "both", "c"}
+
+
+def test_sum_fusion_is_available_as_configuration() -> None:
+    cfg = replace(DEFAULT_CONFIG, fusion="sum", keyword_weight=1.0)
+    ranked = fuse(NO_TIME, dense={"a": 0.9, "b": 0.5, "c": 0.1}, keyword={"b": 10.0, "c": 1.0},
+                  created_at={}, now=NOW, k=3, config=cfg)
+    assert [i for i, _ in ranked] == ["b", "a", "c"]
+    assert ranked[0][1] == pytest.approx(1.5)
+
+
+def test_fuse_returns_at_most_k_best_first() -> None:
+    dense = {str(n): n / 100 for n in range(50)}
+    ranked = fuse(NO_TIME, dense=dense, keyword={}, created_at={}, now=NOW, k=3)
+    assert [i for i, _ in ranked] == ["49", "48", "47"]
+    assert ranked[0][1] >= ranked[1][1] >= ranked[2][1]
+
+
+def test_unknown_mode_or_fusion_is_refused() -> None:
+    with pytest.raises(ValueError, match="mode"):
+        fuse(NO_TIME, dense={}, keyword={}, created_at={}, now=NOW, k=5, mode="magic")
+    with pytest.raises(ValueError, match="fusion"):
+        fuse(NO_TIME, dense={"a": 1.0}, keyword={}, created_at={}, now=NOW, k=5,
+             config=RankingConfig(fusion="magic"))
+
+
+def test_recency_does_not_reorder_a_question_without_time() -> None:
+    created = {"old": NOW - 40 * DAY, "new": NOW - 1 * DAY}
+    ranked = fuse(NO_TIME, dense={"old": 0.80, "new": 0.79}, keyword={}, created_at=created, now=NOW, k=2)
+    assert [i for i, _ in ranked] == ["old", "new"]
+
+
+def test_recency_lifts_the_newer_item_for_a_question_about_now() -> None:
+    plan = plan_query("where do I live now?", NOW)
+    created = {"old": NOW - 40 * DAY, "new": NOW - 1 * DAY}
+    ranked = fuse(plan, dense={"old": 0.80, "new": 0.79}, keyword={}, created_at=created, now=NOW, k=2)
+    assert [i for i, _ in ranked] == ["new", "old"]
+
+
+def test_items_inside_the_time_window_win_and_join_the_candidates() -> None:
+    plan = plan_query("what was I worried about yesterday?", NOW)
+    created = {"match": NOW - 30 * DAY, "yesterday": at(2026, 10, 13, 22)}
+    ranked = fuse(plan, dense={"match": 0.9}, keyword={}, created_at=created, now=NOW, k=2)
+    assert [i for i, _ in ranked] == ["yesterday", "match"]
+
+
+def test_empty_candidates_or_k_zero_give_an_empty_list() -> None:
+    assert fuse(NO_TIME, dense={}, keyword={}, created_at={}, now=NOW, k=5) == []
+    assert fuse(NO_TIME, dense={"a": 1.0}, keyword={"a": 1.0}, created_at={}, now=NOW, k=0) == []
+
+
+def test_non_finite_scores_and_times_are_ignored() -> None:
+    plan = plan_query("what did I say yesterday?", NOW)
+    ranked = fuse(plan, dense={"a": math.nan, "b": 0.5}, keyword={"c": math.inf},
+                  created_at={"b": math.nan, "d": -math.inf}, now=NOW, k=5)
+    assert [i for i, _ in ranked] == ["b"]
+
+
+# -- near-duplicate removal ---------------------------------------------------------------
+
+
+def test_near_duplicates_keep_only_the_better_ranked_copy() -> None:
+    ranked = [("a", 3.0), ("b", 2.0), ("c", 1.0)]
+    texts = {"a": "I moved to Berlin!", "b": "i moved to berlin", "c": "My cat is called Miso"}
+    assert drop_near_duplicates(ranked, texts) == [("a", 3.0), ("c", 1.0)]
+
+
+def test_distinct_texts_and_textless_items_are_all_kept() -> None:
+    ranked = [("a", 3.0), ("b", 2.0), ("c", 1.0)]
+    texts = {"a": "I moved to Berlin", "b": "I moved out of Lyon"}
+    assert drop_near_duplicates(ranked, texts) == ranked
+
+
+def test_the_duplicate_threshold_is_adjustable() -> None:
+    ranked = [("a", 2.0), ("b", 1.0)]
+    texts = {"a": "gym on tuesday and thursday", "b": "gym on tuesday"}
+    assert drop_near_duplicates(ranked, texts, threshold=0.5) == [("a", 2.0)]
+    assert drop_near_duplicates(ranked, texts, threshold=0.9) == ranked
