@@ -45,6 +45,7 @@ from agent.llm import Completion
 from agent.parser import parse_response
 from agent.prompt import build_system_prompt
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+from agent.tools.registry import _adapt_input as _fit_input  # the registry's own rule, reused
 
 log = logging.getLogger(__name__)
 
@@ -343,18 +344,6 @@ def _schema(tool: Tool) -> str:
 def _unknown_tool_message(name: str, registry: ToolRegistry) -> str:
     known = ", ".join(registry.names()) or "(none: answer without tools)"
     return f"Error: there is no tool named {name[:100]!r}. Use one of: {known}."
-
-
-def _fit_input(args: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Mirror of the registry's documented adaptation: a lone {"input": text} (what the parser
-    makes of a plain-text Action Input) goes to a tool's single string parameter."""
-    props = schema.get("properties") or {}
-    if set(args) != {"input"} or "input" in props or len(props) != 1:
-        return args
-    ((only, prop),) = props.items()
-    if isinstance(prop, Mapping) and prop.get("type") == "string" and isinstance(args["input"], str):
-        return {only: args["input"]}
-    return args
 
 
 def _tool_arguments(raw: str) -> dict[str, Any] | None:

@@ -163,6 +163,21 @@ async def test_plain_text_input_reaches_a_single_string_parameter():
     assert of(events, ToolFinished)[0].observation == "HELLO THERE"
 
 
+async def test_plain_text_input_reaches_the_one_required_string_parameter():
+    registry = make_registry()
+
+    @registry.tool
+    async def search(query: str, k: int = 3) -> str:
+        """Search."""
+        return f"{k} results for {query}"
+
+    llm = ScriptedLLM(["Action: search\nAction Input: cats", "Final Answer: cats"])
+    events = await run(Agent(llm, registry))
+
+    assert not of(events, Nudge)
+    assert of(events, ToolFinished)[0].observation == "3 results for cats"
+
+
 async def test_empty_final_answer_is_nudged():
     llm = ScriptedLLM(["Final Answer:   ", "Final Answer: 5"])
 
