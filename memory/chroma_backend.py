@@ -61,9 +61,13 @@ class ChromaStore:
 
     @classmethod
     def open(cls, *, path: str | os.PathLike[str] | None, host: str | None, port: int | None,
-             collection: str, embedder_name: str, dimension: int,
+             collection: str, embedder_name: str, dimension: int | None,
              http_timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> ChromaStore:
-        """Connect (server) or open the folder (embedded) and get or create the collection."""
+        """Connect (server) or open the folder (embedded) and get or create the collection.
+
+        The collection records the embedder's name (and dimension when known); reopening it
+        with another model raises ConfigError instead of mixing incomparable vectors.
+        """
         if host:
             where = f"Chroma server {host}:{port or 8000}"
             with cls._translating(where, "connect"):
@@ -80,14 +84,14 @@ class ChromaStore:
             cls._check_folder(folder, where)
             with cls._translating(where, "open"):
                 client = chromadb.PersistentClient(path=str(folder), settings=_client_settings())
+        metadata: dict[str, Any] = {"hnsw:space": "cosine", "embedder": embedder_name}
+        if dimension is not None:
+            metadata["dimension"] = int(dimension)
         with cls._translating(where, "open the collection of"):
-            col = client.get_or_create_collection(
-                name=collection,
-                metadata={"hnsw:space": "cosine", "embedder": embedder_name, "dimension": int(dimension)},
-                embedding_function=None,
-            )
+            col = client.get_or_create_collection(name=collection, metadata=metadata, embedding_function=None)
         meta = col.metadata or {}
-        if meta.get("embedder") not in (None, embedder_name) or meta.get("dimension") not in (None, int(dimension)):
+        same_dimension = dimension is None or meta.get("dimension") in (None, int(dimension))
+        if meta.get("embedder") not in (None, embedder_name) or not same_dimension:
             raise ConfigError(
                 f"EMBEDDING_MODEL: collection {collection!r} in {where} holds vectors of "
                 f"{meta.get('embedder')!r} ({meta.get('dimension')} dimensions), not of "

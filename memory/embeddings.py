@@ -50,7 +50,11 @@ class EmbeddingError(StoreUnavailable):
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into fixed-size vectors. Blocking; call it from a worker thread."""
+    """Turns texts into fixed-size vectors. Blocking; call it from a worker thread.
+
+    An embedder that learns its dimension from a remote answer may also offer
+    `known_dimension` (None until known), so that opening a memory makes no request.
+    """
 
     @property
     def name(self) -> str: ...
@@ -178,6 +182,11 @@ class OpenAIEmbedder:
     @property
     def name(self) -> str:
         return self._model
+
+    @property
+    def known_dimension(self) -> int | None:
+        """The vector size if an answer (or the constructor) has told it, else None."""
+        return self._dimension
 
     @property
     def dimension(self) -> int:

