@@ -47,6 +47,7 @@ class MiniBot(commands.Bot):
         super().__init__(command_prefix="!", intents=intents, guild_ready_timeout=0.05,
                          allowed_mentions=allowed_mentions)
         self.sync_guild = sync_guild
+        self.extra_commands: list[app_commands.Command[Any, ..., Any] | app_commands.Group] = []
         self.on_mention: Callable[[discord.Message], Awaitable[None]] | None = None
         self.on_ask: Callable[[discord.Interaction, str], Awaitable[None]] | None = None
         self.seen: list[discord.Message] = []
@@ -63,8 +64,10 @@ class MiniBot(commands.Bot):
                 self.errors.append(exc)
                 raise
 
-        self.tree.add_command(ask, guild=discord.Object(int(self.sync_guild)) if self.sync_guild else None)
-        await self.tree.sync(guild=discord.Object(int(self.sync_guild)) if self.sync_guild else None)
+        guild = discord.Object(int(self.sync_guild)) if self.sync_guild else None
+        for command in [ask, *self.extra_commands]:
+            self.tree.add_command(command, guild=guild)
+        await self.tree.sync(guild=guild)
 
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot:
@@ -320,6 +323,33 @@ async def test_interaction_defer_followup_and_edit_original(world: World) -> Non
     assert bot.errors == []
 
 
+async def test_original_and_followup_messages_can_be_read_edited_and_deleted(world: World) -> None:
+    bot = MiniBot()
+    read_back: list[str] = []
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.send_message("first")
+        read_back.append((await interaction.original_response()).content)
+        extra = await interaction.followup.send(
+            "your export", ephemeral=True, wait=True,
+            file=discord.File(io.BytesIO(b"[1, 2]"), filename="memory.json"))
+        await extra.edit(content="your export (edited)")
+        await interaction.delete_original_response()
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for_response(inter, "original_delete")
+    assert [e.kind for e in inter.events] == [
+        "callback", "original_get", "followup", "followup_edit", "original_delete"]
+    assert read_back == ["first"]
+    export = world.fake.messages[inter.events[2].message_id]
+    assert export.ephemeral and export.content == "your export (edited)"
+    assert world.fake.attachment_bytes(export.id) == b"[1, 2]"
+    assert world.fake.messages[inter.events[0].message_id].deleted
+    assert bot.errors == []
+
+
 async def test_defer_after_the_deadline_is_refused_as_unknown_interaction() -> None:
     async with FakeDiscord(interaction_deadline_s=0.1) as fake:
         gid = fake.add_guild("G")
@@ -369,6 +399,156 @@ async def test_component_click_updates_the_message(world: World) -> None:
 async def test_invoking_a_command_that_was_never_synced_is_a_test_error(world: World) -> None:
     with pytest.raises(KeyError, match="never synced"):
         await world.fake.invoke_command(world.channel_id, world.alice, "nope")
+
+
+async def test_subcommand_with_user_option_reaches_the_right_callback(world: World) -> None:
+    bob = world.fake.add_member(world.guild_id, name="bob")
+    bot = MiniBot(sync_guild=world.guild_id)
+    memory = app_commands.Group(name="memory", description="Your memory")
+    calls: list[tuple[str, int, bool]] = []
+
+    @memory.command(name="show", description="Show it")
+    async def show(interaction: discord.Interaction, who: discord.Member, page: int = 1) -> None:
+        calls.append((interaction.command.qualified_name, who.id, who.guild_permissions.manage_messages))
+        await interaction.response.send_message(f"{who.display_name} page {page}", ephemeral=True)
+
+    bot.extra_commands.append(memory)
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "memory",
+                                                {"who": bob, "page": 2}, subcommand="show")
+        event = await world.fake.wait_for_response(inter, "callback")
+    assert calls == [("memory show", int(bob), False)]
+    assert event.callback_type == 4 and event.ephemeral
+    assert world.fake.messages[event.message_id].content == "bob page 2"
+
+
+async def test_member_permissions_come_from_roles(world: World) -> None:
+    mods = world.fake.add_role(world.guild_id, "mods", p.MANAGE_MESSAGES)
+    world.fake.add_member(world.guild_id, world.alice, roles=[mods])
+    bot = MiniBot()
+    seen: list[bool] = []
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        seen.append(interaction.permissions.manage_messages)
+        await interaction.response.send_message("ok")
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for_response(inter, "callback")
+    assert seen == [True]
+
+
+async def test_followup_before_acknowledging_is_refused(world: World) -> None:
+    bot = MiniBot()
+    bot.on_ask = lambda interaction, question: interaction.followup.send("too early")
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for(lambda: bot.errors)
+    assert isinstance(bot.errors[0], discord.NotFound)
+    assert [(e.kind, e.status) for e in inter.events] == [("followup", 404)]
+
+
+async def test_second_acknowledgement_is_refused(world: World) -> None:
+    import aiohttp
+
+    bot = MiniBot()
+    bot.on_ask = lambda interaction, question: interaction.response.defer()
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for_response(inter, "callback")
+        url = f"{world.fake.api_base}/interactions/{inter.id}/{inter.token}/callback"
+        async with aiohttp.ClientSession() as session, session.post(url, json={"type": 4, "data": {"content": "x"}}) as r:
+            assert r.status == 400 and (await r.json())["code"] == 40060
+    assert [e.status for e in inter.events] == [200, 400]
+
+
+async def test_edits_and_deletes_are_recorded_and_pings_of_every_version_kept(world: World) -> None:
+    bot = MiniBot()
+
+    async def edit_then_delete(message: discord.Message) -> None:
+        status = await message.channel.send("working...")
+        await status.edit(content="@everyone done")
+        await status.delete()
+
+    bot.on_mention = edit_then_delete
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "go", mention_bot=True)
+        await world.fake.wait_for(lambda: [m for m in world.fake.messages_in(world.channel_id, include_deleted=True)
+                                           if m.deleted])
+    status = world.fake.messages_in(world.channel_id, include_deleted=True)[-1]
+    assert [e["content"] for e in status.edits] == ["@everyone done"]
+    assert status.pings.everyone and status.deleted
+    assert world.fake.bot_messages(world.channel_id) == []
+
+
+async def test_history_lists_earlier_messages_newest_first(world: World) -> None:
+    first = await world.fake.user_says(world.channel_id, world.alice, "before the bot started")
+    bot = MiniBot()
+    history: list[str] = []
+
+    async def read_history(message: discord.Message) -> None:
+        history.extend([m.content async for m in message.channel.history(limit=10)])
+
+    bot.on_mention = read_history
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "what did I say?", mention_bot=True,
+                                   reply_to=first.id)
+        await world.fake.wait_for(lambda: history)
+    assert history == [f"<@{world.fake.bot_id}> what did I say?", "before the bot started"]
+
+
+async def test_reconnect_request_resumes_the_session(world: World) -> None:
+    bot = MiniBot()
+    async with running(bot, world.fake.token):
+        world.fake.request_reconnect()
+        await world.fake.wait_for(lambda: any(f.get("op") == 6 for f in world.fake.gateway_log))
+        await world.fake.user_says(world.channel_id, world.alice, "still there?")
+        await world.fake.wait_for(lambda: bot.seen)
+    assert len(world.fake.identifies) == 1
+
+
+async def test_bot_configured_with_only_the_api_base_finds_the_gateway() -> None:
+    import discord.gateway
+    import discord.http
+    import yarl
+
+    class SelfConfiguring(MiniBot):
+        async def setup_hook(self) -> None:
+            _, url, _ = await self.http.get_bot_gateway()
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+            await super().setup_hook()
+
+    old_base, old_gateway = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+    async with FakeDiscord() as fake:
+        fake.add_guild("G")
+        discord.http.Route.BASE = fake.api_base
+        try:
+            bot = SelfConfiguring()
+            async with running(bot, fake.token):
+                assert len(bot.guilds) == 1
+        finally:
+            discord.http.Route.BASE = old_base
+            discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = old_gateway
+
+
+async def test_sharded_bot_gets_each_guild_on_its_own_shard() -> None:
+    class ShardedBot(commands.AutoShardedBot):
+        async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+            return None
+
+    async with FakeDiscord() as fake:
+        guild_ids = [fake.add_guild(f"G{i}") for i in range(2)]
+        while len({(int(g) >> 22) % 2 for g in guild_ids}) < 2:
+            await asyncio.sleep(0.002)
+            guild_ids.append(fake.add_guild(f"G{len(guild_ids)}"))
+        with fake.patch_client():
+            bot = ShardedBot(command_prefix="!", intents=discord.Intents.default(), shard_count=2,
+                             guild_ready_timeout=0.05)
+            async with running(bot, fake.token):
+                shard_of = {str(g.id): g.shard_id for g in bot.guilds}
+    assert shard_of == {g: (int(g) >> 22) % 2 for g in guild_ids}
+    assert sorted(tuple(i["shard"]) for i in fake.identifies) == [(0, 2), (1, 2)]
 
 
 # ------------------------------------------------------------------ mention rules (pure)
