@@ -1,0 +1,104 @@
+"""Runtime: everything a front end needs, built from Settings and closed in reverse order.
+
+    async with Runtime(settings) as rt:
+        result = await rt.pipeline.handle(TurnRequest(...), on_event=...)
+
+Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
+TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, or the Chroma
+server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the ToolRegistry with
+the built-in tools; the LLMClient; the Agent; the TurnPipeline. A store that cannot open raises
+memory's StoreUnavailable / SchemaVersionError (one clear line, shown by bot.__main__), after
+closing whatever was already open. Used by the console chat and the Discord client alike.
+
+Part of bot/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import AsyncExitStack
+from typing import Any
+
+import httpx
+
+from agent.llm import LLMClient
+from agent.loop import Agent
+from agent.tools.builtin import register_builtin_tools
+from agent.tools.registry import ToolRegistry
+from bot.config import Settings
+from bot.pipeline import TurnPipeline
+from memory.buffer import ChannelBuffer
+from memory.database import Database
+from memory.semantic import UserMemory, open_user_memory
+from memory.traces import TraceStore
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger(__name__)
+
+TOOL_HTTP_TIMEOUT_S = 10.0
+
+
+class Runtime:
+    """Owns the stores, clients and the pipeline for the life of a front end.
+
+    ``embedder`` and ``llm`` may be given (tests, benches) instead of the ones the settings ask
+    for; a given embedder or LLM client is not closed by the runtime.
+    """
+
+    def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
+                 persona: str | None = None) -> None:
+        self.settings = settings
+        self._embedder = embedder
+        self._llm_given = llm
+        self._persona = persona
+        self._stack: AsyncExitStack | None = None
+        self.db: Database
+        self.buffer: ChannelBuffer
+        self.traces: TraceStore
+        self.user_memory: UserMemory
+        self.http: httpx.AsyncClient
+        self.tools: ToolRegistry
+        self.llm: Any
+        self.agent: Agent
+        self.pipeline: TurnPipeline
+
+    async def __aenter__(self) -> Runtime:
+        s = self.settings
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            s.memory.data_dir.mkdir(parents=True, exist_ok=True)
+            self.db = await stack.enter_async_context(Database.open(s.memory.sqlite_path))
+            self.buffer = ChannelBuffer(self.db)
+            self.traces = TraceStore(self.db)
+            self.user_memory = await asyncio.to_thread(
+                open_user_memory, settings=s.memory, embedder=self._embedder)
+            stack.push_async_callback(self.user_memory.close)
+            self.http = await stack.enter_async_context(
+                httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
+            self.tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
+            register_builtin_tools(self.tools, s.agent, self.http)
+            if self._llm_given is not None:
+                self.llm = self._llm_given
+            else:
+                self.llm = LLMClient.from_settings(s.agent)
+                stack.push_async_callback(self.llm.aclose)
+            self.agent = Agent(self.llm, self.tools, protocol=s.agent.protocol,
+                               max_steps=s.agent.max_steps, persona=self._persona)
+            self.pipeline = TurnPipeline(self.agent, self.tools, self.buffer, self.traces,
+                                         self.db, self.user_memory, s)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        log.info("runtime ready: data in %s, memory in %s, model %s (%s protocol), tools: %s",
+                 s.memory.data_dir, self.user_memory.where, s.agent.model, s.agent.protocol,
+                 ", ".join(self.tools.names()))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()

@@ -1,0 +1,84 @@
+"""`python -m bot chat` as a subprocess with piped stdin, against FakeOpenAI, in a tmp DATA_DIR."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.bot.conftest import system_text
+from tests.fakes.openai_server import FakeOpenAI
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def child_env(env: dict[str, str]) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")}
+    pythonpath = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {**keep, **env, "COLUMNS": "200", "PYTHONPATH": pythonpath, "HF_HUB_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False"}
+
+
+async def chat(env: dict[str, str], cwd: Path, stdin: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "chat", cwd=cwd, env=child_env(env),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_question_shows_its_tool_step_and_trace_and_a_restart_remembers(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    fake.reply('Thought: they want me to keep this.\nAction: remember\n'
+               'Action Input: {"fact": "Their cat is called Miso"}')
+    fake.reply("Final Answer: I will remember that your cat is Miso.")
+    code, out, err = await chat(env, tmp_path, "Remember that my cat is called Miso.\n/trace\n")
+    assert code == 0, err
+    assert "thought: they want me to keep this." in out
+    assert "tool: remember" in out and '"fact": "Their cat is called Miso"' in out
+    assert "observation: Will remember: Their cat is called Miso" in out
+    assert "I will remember that your cat is Miso." in out
+    trace_part = out.split("Trace of:", 1)[1]
+    assert "tool: remember" in trace_part and "answered after 2 step(s)" in trace_part
+    assert "Traceback" not in err
+
+    fake.reply("Final Answer: Your cat is called Miso.")
+    export = tmp_path / "export.json"
+    code, out, err = await chat(
+        env, tmp_path,
+        f"What is my cat called?\n/memory\n/memory export {export}\n/memory forget\ny\n/memory\n/quit\n")
+    assert code == 0, err
+    assert "Miso" in system_text(fake.requests[-1])  # recalled from memory after the restart
+    assert "Your cat is called Miso." in out
+    assert "[fact] Their cat is called Miso" in out and "3 item(s):" in out
+    items = json.loads(export.read_text())
+    assert {i["metadata"]["kind"] for i in items} == {"exchange", "fact"}
+    assert "Erased 3 item(s)." in out
+    assert "I don't remember anything about you yet." in out
+    assert out.rstrip().endswith("bye")
+
+
+async def test_reset_and_unknown_commands_and_empty_lines(fake: FakeOpenAI, env: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    fake.reply("Final Answer: hello there")
+    code, out, err = await chat(env, tmp_path, "hi\n\n   \n/reset\n/frobnicate\n/help\n/trace\n")
+    assert code == 0, err
+    assert "hello there" in out
+    assert "Cleared 2 message(s)" in out
+    assert "Unknown command /frobnicate" in out
+    assert "/memory forget" in out  # the help text
+    assert len(fake.requests) == 1  # empty lines ask nothing
+
+
+async def test_a_failing_model_prints_one_sentence_and_the_chat_goes_on(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    fake.error(500)
+    fake.reply("Final Answer: back again")
+    code, out, err = await chat(env, tmp_path, "first\nsecond\n")
+    assert code == 0, err
+    assert "The language model had an internal error." in out
+    assert "back again" in out
+    assert "Traceback" not in err
