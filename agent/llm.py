@@ -132,7 +132,7 @@ class LLMClient:
                 response = await self._client.chat.completions.create(**request)
         except openai.APIError as exc:
             raise self._translate(exc) from exc
-        except ValueError as exc:  # a body that claims JSON but is not (json.JSONDecodeError)
+        except json.JSONDecodeError as exc:  # a body that claims to be JSON but is not
             raise self._error("bad_response", f"the reply is not valid JSON ({exc})") from exc
         return self._completion(response, stop)
 
@@ -209,6 +209,8 @@ def _error_text(exc: openai.APIError) -> str:
             return inner["message"][:500]
         if isinstance(inner, str):
             return inner[:500]
+    if isinstance(body, str) and body.strip():
+        return " ".join(body.split())[:200]
     return str(getattr(exc, "message", None) or exc)[:500]
 
 

@@ -126,6 +126,17 @@ async def test_server_errors_exhaust_retries_into_server_error(fake_openai, make
     assert error.model == "fake-model" and error.base_url == fake_openai.base_url
 
 
+async def test_non_json_error_page_is_quoted_briefly(fake_openai, make_llm):
+    fake_openai.error(502, body="<html><body>Bad Gateway from nginx</body></html>" + " " * 5000 + "tail")
+
+    with pytest.raises(LLMError) as info:
+        await make_llm().complete(MESSAGES)
+
+    assert info.value.kind == "server_error"
+    assert "(502): <html><body>Bad Gateway from nginx</body></html>" in str(info.value)
+    assert len(str(info.value)) < 400
+
+
 async def test_rate_limit_exhausted_is_rate_limited(fake_openai, make_llm):
     fake_openai.error(429, headers={"retry-after-ms": "1"}).error(429, headers={"retry-after-ms": "1"})
 
