@@ -1,0 +1,161 @@
+"""`python -m agent` as a subprocess against the loopback FakeOpenAI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT_VARS = (
+    "OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL", "LLM_PROTOCOL", "LLM_TEMPERATURE",
+    "LLM_TIMEOUT_S", "LLM_MAX_RETRIES", "AGENT_MAX_STEPS", "TOOL_TIMEOUT_S", "SEARXNG_URL",
+)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+async def run_cli(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent", *args,
+        env=env, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+def fake_env(fake, **extra: str) -> dict[str, str]:
+    return clean_env(
+        OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="sk-cli-secret", LLM_MODEL="fake-model",
+        LLM_MAX_RETRIES="0", **extra,
+    )
+
+
+async def test_multi_step_answer_is_printed_step_by_step(fake_openai, tmp_path):
+    fake_openai.reply("Thought: I should calculate.\nAction: calculator\nAction Input: 6 * 7")
+    fake_openai.reply("Thought: I have it.\nFinal Answer: 6 times 7 is 42.")
+
+    code, out, err = await run_cli("What", "is", "6 times 7?", env=fake_env(fake_openai), cwd=tmp_path)
+
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "[step 1]" in out and "[step 2]" in out
+    assert "    Thought: I should calculate." in lines
+    assert "    Action: calculator" in lines
+    assert '    Input: {"input": "6 * 7"}' in lines
+    assert any(line.startswith("    Observation: 42  (") and line.endswith(" ms)") for line in lines)
+    assert lines[-2] == "Answer: 6 times 7 is 42."
+    assert out.index("Observation: 42") < out.index("Answer:")
+    assert fake_openai.requests[0]["messages"][-1] == {"role": "user", "content": "What is 6 times 7?"}
+    assert "### calculator" in fake_openai.requests[0]["messages"][0]["content"]
+
+
+async def test_dotenv_in_the_working_directory_is_read(fake_openai, tmp_path):
+    (tmp_path / ".env").write_text(
+        f"OPENAI_BASE_URL={fake_openai.base_url}\nLLM_MODEL=from-dotenv\nOPENAI_API_KEY=sk-x\n"
+    )
+    fake_openai.reply("Final Answer: hello")
+
+    code, out, err = await run_cli("hi", env=clean_env(), cwd=tmp_path)
+
+    assert code == 0, err
+    assert "Answer: hello" in out
+    assert fake_openai.requests[0]["model"] == "from-dotenv"
+
+
+async def test_json_mode_prints_one_event_per_line(fake_openai, tmp_path):
+    fake_openai.reply("Final Answer: 4")
+
+    code, out, _ = await run_cli("--json", "2+2?", env=fake_env(fake_openai), cwd=tmp_path)
+
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert [e["type"] for e in events] == ["model_called", "final_answer", "run_ended"]
+    assert events[-1]["answer"] == "4"
+
+
+async def test_native_protocol_flag(fake_openai, tmp_path):
+    fake_openai.reply(tool_calls=[{"name": "calculator", "arguments": {"input": "2 + 2"}}]).reply("It is 4.")
+
+    code, out, err = await run_cli("--protocol", "native", "2+2?", env=fake_env(fake_openai), cwd=tmp_path)
+
+    assert code == 0, err
+    assert "Answer: It is 4." in out
+    assert fake_openai.requests[0]["tools"]
+
+
+async def test_step_limit_exits_3_with_an_honest_message(fake_openai, tmp_path):
+    fake_openai.default_content = "Action: calculator\nAction Input: 1 + 1"
+
+    code, out, _ = await run_cli("--max-steps", "2", "loop", env=fake_env(fake_openai), cwd=tmp_path)
+
+    assert code == 3
+    assert "No answer (step_limit): I could not finish within 2 steps" in out
+
+
+def test_unconfigured_endpoint_says_what_to_set_in_one_line(monkeypatch, tmp_path, capsys):
+    for name in AGENT_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    code = main(["hello"])
+
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "LLM_MODEL" in err and "OPENAI_API_KEY" in err
+
+
+def test_invalid_setting_is_one_line_naming_the_variable(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LLM_MODEL", "m")
+    monkeypatch.setenv("LLM_TEMPERATURE", "hot")
+
+    code = main(["hello"])
+
+    assert code == 2
+    assert capsys.readouterr().err.strip() == "config error: LLM_TEMPERATURE is not a number: 'hot'"
+
+
+async def test_unconfigured_endpoint_exits_2_without_traceback_as_a_process(tmp_path):
+    code, out, err = await run_cli("hello", env=clean_env(), cwd=tmp_path)
+
+    assert code == 2
+    assert out == ""
+    assert err.startswith("no model endpoint configured: set LLM_MODEL")
+    assert "Traceback" not in err
+
+
+async def test_model_failure_is_one_line_exit_1_without_the_key(fake_openai, tmp_path):
+    fake_openai.error(401, body={"error": {"message": "Incorrect API key provided: sk-cli-secret"}})
+
+    code, out, err = await run_cli("hello", env=fake_env(fake_openai), cwd=tmp_path)
+
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("model error (auth):")
+    assert "sk-cli-secret" not in err + out
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("question", [" ", ""])
+def test_empty_question_is_refused(question, monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LLM_MODEL", "m")
+
+    code = main([question])
+
+    assert code == 2
+    assert "question is empty" in capsys.readouterr().err
