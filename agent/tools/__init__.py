@@ -5,6 +5,7 @@ Part of agent/: imports nothing from bot/ or memory/.
 
 from __future__ import annotations
 
+from agent.tools.builtin import register_builtin_tools
 from agent.tools.registry import (
     DEFAULT_MAX_OBSERVATION_CHARS,
     Tool,
@@ -21,4 +22,5 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "register_builtin_tools",
 ]
