@@ -100,6 +100,8 @@ def _kind_of(word: str) -> str:
 
 def _classify(line: str) -> _Marker | None:
     """The keyword a line starts with (after decoration), or None. Linear in the line."""
+    if ":" not in line and "#" not in line and "*" not in line and "_" not in line:
+        return None  # fast path: a keyword line has a colon or is a decorated heading
     s = line.lstrip(" \t>")
     heading = s.startswith("#")
     if heading:
