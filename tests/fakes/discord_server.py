@@ -246,7 +246,8 @@ class _Connection:
             elif self._zstd is not None:
                 import zstandard
 
-                await self.ws.send_bytes(self._zstd.compress(data) + self._zstd.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK))
+                chunk = self._zstd.compress(data)
+                await self.ws.send_bytes(chunk + self._zstd.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK))
             else:
                 await self.ws.send_str(text)
 
@@ -509,6 +510,12 @@ class FakeDiscord:
             conn.queue.put_nowait(None)
             await conn.ws.close(code=code)
 
+    def invalidate_sessions(self) -> None:
+        """Send op 9 INVALID_SESSION (not resumable): the client identifies afresh, READY again."""
+        for conn in list(self._connections):
+            conn.send({"op": 9, "s": None, "t": None, "d": False})
+        self._sessions.clear()
+
     def request_reconnect(self) -> None:
         """Send op 7 RECONNECT on every connection."""
         for conn in list(self._connections):
@@ -645,8 +652,9 @@ class FakeDiscord:
                                timeout: float = 10.0, from_bot: bool = True) -> FakeMessage:
         """The oldest message (by default from the bot) matching, not returned by an earlier call.
 
-        Deferred "thinking" messages are skipped until they get content. Each message is handed out once, so consecutive calls walk through the bot's replies in
-        order, whether they arrived before or after the call.
+        Deferred "thinking" messages are skipped until they get content. Each message is handed
+        out once, so consecutive calls walk through the bot's replies in order, whether they
+        arrived before or after the call.
         """
         def find() -> FakeMessage | None:
             for m in self.messages.values():
@@ -1169,7 +1177,8 @@ class FakeDiscord:
             return _error(404, 10008, "Unknown Message")
         return _json(200, self._message_payload(msg))
 
-    def _validate_message(self, body: dict[str, Any], files: list[Any], *, editing: bool = False) -> web.Response | None:
+    def _validate_message(self, body: dict[str, Any], files: list[Any], *,
+                          editing: bool = False) -> web.Response | None:
         content = body.get("content") or ""
         if len(content) > self.max_content_length:
             return _json(400, {"code": 50035, "message": "Invalid Form Body", "errors": {"content": {
@@ -1201,32 +1210,40 @@ class FakeDiscord:
 
     def _apply_body(self, msg: FakeMessage, body: dict[str, Any], files: list[tuple[str, str, bytes, str]],
                     *, initial: bool) -> None:
-        """Set a message's content, components, attachments from a create/edit body and re-ping."""
+        """Set a message's content, components, attachments from a create/edit body.
+
+        Pings are computed for every version whose request carries content, each against that
+        request's own ``allowed_mentions`` (absent = Discord's default, parse everything), and
+        kept as a union: a message "pinged" someone if any version of it would have.
+        """
         if "content" in body:
             msg.content = body.get("content") or ""
         if "embeds" in body:
             msg.embeds = body.get("embeds") or []
         if "components" in body:
             msg.components = body.get("components") or []
-        if "allowed_mentions" in body or initial:
-            msg.allowed_mentions = body.get("allowed_mentions")
         if files or "attachments" in body:
             kept = {str(a.get("id")) for a in body.get("attachments") or []}
-            attachments = [a for a in msg.attachments if a["id"] in kept] if "attachments" in body else list(msg.attachments)
+            attachments = ([a for a in msg.attachments if a["id"] in kept] if "attachments" in body
+                           else list(msg.attachments))
             for _field, filename, data, content_type in files:
                 attachments.append(self._store_file(msg.channel_id, filename, data, content_type))
             msg.attachments = attachments
         if body.get("flags") is not None:
-            msg.flags = (msg.flags & (p.EPHEMERAL | p.LOADING)) | (int(body["flags"]) & ~p.LOADING & ~p.EPHEMERAL)
+            sticky = msg.flags & (p.EPHEMERAL | p.LOADING)
+            msg.flags = sticky | (int(body["flags"]) & ~p.LOADING & ~p.EPHEMERAL)
         if not initial:
             msg.edits.append({"content": msg.content, "at": time.monotonic()})
             msg.edited_timestamp = p.iso_now()
+        if not initial and "content" not in body:
+            return
+        msg.allowed_mentions = body.get("allowed_mentions")
         guild_id = msg.guild_id
         replied = self.messages.get(msg.reference_id) if msg.reference_id else None
+        can_everyone = bool(guild_id and self.permissions_of(guild_id, msg.author_id) & p.MENTION_EVERYONE)
         pings = p.compute_pings(
             msg.content, msg.allowed_mentions, author_id=msg.author_id, in_guild=guild_id is not None,
-            can_mention_everyone=bool(guild_id and self.permissions_of(guild_id, msg.author_id) & p.MENTION_EVERYONE),
-            mentionable_roles=self._mentionable_roles(guild_id),
+            can_mention_everyone=can_everyone, mentionable_roles=self._mentionable_roles(guild_id),
             replied_user_id=replied.author_id if replied is not None else None)
         msg.pings.merge(pings)
         msg.mentions = sorted(set(msg.mentions) | pings.users)
@@ -1290,7 +1307,7 @@ class FakeDiscord:
         parent = self.channels.get(channel_id)
         if parent is None or parent["type"] != p.GUILD_TEXT:
             return _error(400, 50024, "Cannot execute action on this channel type")
-        if msg is None or msg.channel_id != channel_id or msg.deleted:
+        if msg is None or msg.channel_id != channel_id or msg.deleted or msg.ephemeral:
             return _error(404, 10008, "Unknown Message")
         if message_id in self.channels:
             return _error(400, 160004, "A thread has already been created for this message")

@@ -69,6 +69,10 @@ class MiniBot(commands.Bot):
             self.tree.add_command(command, guild=guild)
         await self.tree.sync(guild=guild)
 
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # discord.py waits 5 s before every identify but the first; the fake has no such limit.
+        return None
+
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot:
             return
@@ -506,6 +510,24 @@ async def test_reconnect_request_resumes_the_session(world: World) -> None:
         await world.fake.user_says(world.channel_id, world.alice, "still there?")
         await world.fake.wait_for(lambda: bot.seen)
     assert len(world.fake.identifies) == 1
+
+
+async def test_invalidated_session_makes_the_client_identify_again_without_resyncing(world: World) -> None:
+    bot = MiniBot()
+    readies: list[int] = []
+
+    async def count_ready() -> None:
+        readies.append(1)
+
+    bot.add_listener(count_ready, "on_ready")
+    async with running(bot, world.fake.token):
+        await world.fake.wait_for(lambda: readies)
+        world.fake.invalidate_sessions()
+        await world.fake.wait_for(lambda: len(readies) == 2)
+        await world.fake.user_says(world.channel_id, world.alice, "after the new session")
+        await world.fake.wait_for(lambda: bot.seen)
+    assert len(world.fake.identifies) == 2
+    assert len(world.fake.command_syncs) == 1
 
 
 async def test_bot_configured_with_only_the_api_base_finds_the_gateway() -> None:
