@@ -44,8 +44,6 @@ from agent.loop import Agent
 from agent.tools.builtin import register_builtin_tools
 from agent.tools.registry import ToolContext, ToolRegistry
 
-log = logging.getLogger(__name__)
-
 EXIT_OK, EXIT_LLM, EXIT_CONFIG, EXIT_NO_ANSWER = 0, 1, 2, 3
 
 

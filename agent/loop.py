@@ -164,7 +164,7 @@ class Agent:
             args: dict[str, Any] = parsed.action_input or {}
             if parsed.action is None:
                 problem = "format"
-                why = parsed.error or "your Final Answer was empty."
+                why = parsed.error or "no Action or Final Answer was found."
                 message = f"Your reply did not follow the format: {why}\n{TEXT_FORMAT_REMINDER}"
             elif (tool := registry.resolve(parsed.action)) is None:
                 problem = "unknown_tool"
@@ -182,6 +182,7 @@ class Agent:
 
             if problem:
                 nudges += 1
+                log.debug("step %d: nudge (%s)", step, problem)
                 yield Nudge(step, problem, message)
                 if nudges >= self.max_consecutive_nudges:
                     yield RunEnded("no_answer", _no_answer(nudges), step, usage, _ms(started))
@@ -250,6 +251,7 @@ class Agent:
                     "Your last reply was empty. Call one of the tools, or reply with the answer "
                     "for the user in plain text."
                 )
+                log.debug("step %d: nudge (format)", step)
                 yield Nudge(step, "format", message)
                 if nudges >= self.max_consecutive_nudges:
                     yield RunEnded("no_answer", _no_answer(nudges), step, usage, _ms(started))
@@ -294,6 +296,7 @@ class Agent:
                     )
                 if problem:
                     nudged = True
+                    log.debug("step %d: nudge (%s)", step, problem)
                     yield Nudge(step, problem, content)
                 else:
                     assert tool is not None and args is not None
@@ -318,6 +321,7 @@ class Agent:
         )
 
     def _step_limit_answer(self, last_observation: str | None) -> str:
+        log.info("run reached the step limit of %d", self.max_steps)
         answer = (
             f"I could not finish within {self.max_steps} steps, so I have no reliable answer."
         )
@@ -331,6 +335,7 @@ def _ms(since: float) -> float:
 
 
 def _no_answer(nudges: int) -> str:
+    log.info("run ended without an answer after %d nudges in a row", nudges)
     return (
         f"The model did not give a usable reply after {nudges} corrections in a row, "
         "so I have no answer."
