@@ -7,6 +7,28 @@ see ``patch_client``), then drive it like people would (``user_says``, ``invoke_
 they would really trigger, interaction callbacks with their timing, threads, command syncs,
 typing. Nothing leaves 127.0.0.1.
 
+Usage::
+
+    async with FakeDiscord() as fake:
+        guild = fake.add_guild("Test")
+        channel = fake.add_channel(guild, "general")
+        alice = fake.add_member(guild, name="alice")
+        with fake.patch_client():                  # Route.BASE + gateway URL, restored after
+            task = asyncio.create_task(bot.start(fake.token))
+            await fake.wait_until_connected()
+            await fake.user_says(channel, alice, "what is 2+2?", mention_bot=True)
+            reply = await fake.wait_for_message(channel)
+            assert reply.pings.users <= {alice} and not reply.pings.everyone
+            inter = await fake.invoke_command(channel, alice, "ask", {"question": "hi"})
+            assert (await fake.wait_for_response(inter, "callback")).at < 3
+
+Behaviour copied from Discord: 2,000-character and empty-message refusals, the 3-second
+interaction deadline (10062), one acknowledgement per interaction (40060), followups only after
+it, the first followup after a defer filling the "thinking" message, threads started from a
+message sharing its id, message content blanked without the message-content intent (except
+DMs, mentions of the bot and its own messages), privileged intents refused with close 4014,
+RESUME replaying missed events, 429 answers with ``retry_after``.
+
 Must not import the product (agent/, memory/, bot/); it is the far end of the wire.
 """
 

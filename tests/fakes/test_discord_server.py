@@ -138,6 +138,18 @@ async def test_gateway_frames_work_compressed_and_plain(compression: str) -> Non
                 assert bot.seen[0].content == "hello"
 
 
+async def test_zlib_stream_gateway_frames_decompress_to_hello() -> None:
+    import zlib
+
+    import aiohttp
+
+    async with FakeDiscord() as fake, aiohttp.ClientSession() as session:
+        async with session.ws_connect(f"{fake.gateway_url}?v=10&encoding=json&compress=zlib-stream") as ws:
+            frame = await ws.receive_bytes(timeout=5)
+    assert frame.endswith(b"\x00\x00\xff\xff")
+    assert '"op": 10' in zlib.decompressobj().decompress(frame).decode()
+
+
 async def test_dropped_gateway_resumes_and_replays_missed_events(world: World) -> None:
     bot = MiniBot()
     async with running(bot, world.fake.token):
