@@ -13,7 +13,9 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-__all__ = ["ThrottledStatus"]
+from agent.events import AgentEvent, FinalAnswer, ModelCalled, ToolStarted
+
+__all__ = ["ThrottledStatus", "status_line"]
 
 log = logging.getLogger(__name__)
 
@@ -61,3 +63,14 @@ class ThrottledStatus:
             if not self._closed:
                 with contextlib.suppress(TimeoutError):  # the interval passed: edit again
                     await asyncio.wait_for(self._closing.wait(), self._interval_s)
+
+
+def status_line(event: AgentEvent) -> str | None:
+    """The status text an agent event shows while a slash command works (None: no change)."""
+    if isinstance(event, ToolStarted):
+        return f"calling {event.tool}…"
+    if isinstance(event, ModelCalled):
+        return "thinking…"
+    if isinstance(event, FinalAnswer):
+        return "writing the answer…"
+    return None

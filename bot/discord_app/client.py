@@ -1,0 +1,115 @@
+"""The discord.py client: intents, allowed mentions, cogs, one-time command sync, error funnel.
+
+Slash commands are synced once, in `setup_hook` (to DEV_GUILD_ID at once when set, else
+globally), never in `on_ready`, which runs again on every reconnect. Allowed mentions are set
+on the client so that every reply, followup and thread post inherits them: no @everyone,
+@here, role or user pings whatever the model writes; only the replied-to asker is pinged.
+With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.config import Settings
+from bot.discord_app.access import AccessPolicy
+from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
+from bot.discord_app.interactions import tell
+from bot.errors import sentence_for
+from bot.pipeline import TurnPipeline
+
+__all__ = ["ALLOWED_MENTIONS", "ReactBot", "ShardedReactBot", "create_bot", "intents_for", "policy_for"]
+
+log = logging.getLogger(__name__)
+
+ALLOWED_MENTIONS = discord.AllowedMentions(everyone=False, roles=False, users=False, replied_user=True)
+
+
+def intents_for(settings: Settings) -> discord.Intents:
+    """Default intents; the privileged message-content intent only with BUFFER_ALL_MESSAGES."""
+    intents = discord.Intents.default()
+    intents.message_content = settings.buffer_all_messages
+    return intents
+
+
+def policy_for(settings: Settings) -> AccessPolicy:
+    return AccessPolicy(
+        allowed_guild_ids=settings.allowed_guild_ids,
+        allowed_channel_ids=settings.allowed_channel_ids,
+        allowed_role_ids=settings.allowed_role_ids,
+        blocked_user_ids=settings.blocked_user_ids,
+        allow_dms=settings.allow_dms,
+    )
+
+
+class ReactCommandTree(app_commands.CommandTree):
+    """The single error funnel of every slash command: log it, answer the person, go on."""
+
+    async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        name = interaction.command.qualified_name if interaction.command else "?"
+        log.error("/%s failed", name, exc_info=error)
+        await tell(interaction, sentence_for("internal"))
+
+
+class _BotCore:
+    """What both bot classes share: cogs and the one-time sync in setup_hook."""
+
+    pipeline: TurnPipeline
+    settings: Settings
+
+    def __init__(self, pipeline: TurnPipeline, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(  # type: ignore[call-arg]
+            command_prefix=commands.when_mentioned,
+            help_command=None,
+            intents=intents_for(settings),
+            allowed_mentions=ALLOWED_MENTIONS,
+            tree_cls=ReactCommandTree,
+            **kwargs,
+        )
+        self.pipeline = pipeline
+        self.settings = settings
+        self.command_syncs = 0
+
+    async def setup_hook(self) -> None:
+        bot: commands.Bot = self  # type: ignore[assignment]
+        policy = policy_for(self.settings)
+        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, policy))
+        await bot.add_cog(AskCog(self.pipeline, policy))
+        await bot.add_cog(TraceCog(bot, self.pipeline, policy))
+        await bot.add_cog(MemoryCog(self.pipeline, policy))
+        await bot.add_cog(AdminCog(self.pipeline, policy))
+        if self.settings.dev_guild_id is not None:
+            guild = discord.Object(id=int(self.settings.dev_guild_id))
+            bot.tree.copy_global_to(guild=guild)
+            synced = await bot.tree.sync(guild=guild)
+            log.info("synced %d slash commands to guild %s", len(synced), self.settings.dev_guild_id)
+        else:
+            synced = await bot.tree.sync()
+            log.info("synced %d slash commands globally (may take up to an hour to appear)", len(synced))
+        self.command_syncs += 1
+
+    async def on_ready(self) -> None:
+        bot: commands.Bot = self  # type: ignore[assignment]
+        log.info("logged in as %s (%s) in %d guild(s)", bot.user, getattr(bot.user, "id", "?"), len(bot.guilds))
+
+
+class ReactBot(_BotCore, commands.Bot):
+    """One process, one shard (or Discord's recommended single connection)."""
+
+
+class ShardedReactBot(_BotCore, commands.AutoShardedBot):
+    """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
+
+
+def create_bot(pipeline: TurnPipeline, settings: Settings) -> commands.Bot:
+    """The right bot class for the settings, pointed at DISCORD_API_BASE_URL."""
+    discord.http.Route.BASE = settings.discord_api_base_url
+    if settings.shard_count is not None:
+        shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
+        return ShardedReactBot(pipeline, settings, shard_count=settings.shard_count, shard_ids=shard_ids)
+    return ReactBot(pipeline, settings)

@@ -1,0 +1,11 @@
+"""The bot's cogs: mentions, /ask, /trace, /memory and /reset, each owning its errors."""
+
+from __future__ import annotations
+
+from bot.discord_app.cogs.admin import AdminCog
+from bot.discord_app.cogs.ask import AskCog
+from bot.discord_app.cogs.memory import MemoryCog
+from bot.discord_app.cogs.mentions import MentionsCog
+from bot.discord_app.cogs.trace import TraceCog
+
+__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "TraceCog"]

@@ -1,0 +1,36 @@
+"""`/reset`: clear this channel's conversation buffer (needs Manage Messages)."""
+
+from __future__ import annotations
+
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.discord_app.access import AccessPolicy
+from bot.discord_app.interactions import NOT_ALLOWED, tell
+from bot.discord_app.translate import where_of
+from bot.pipeline import TurnPipeline
+
+__all__ = ["AdminCog"]
+
+
+class AdminCog(commands.Cog):
+    """Channel administration commands."""
+
+    def __init__(self, pipeline: TurnPipeline, policy: AccessPolicy) -> None:
+        self.pipeline = pipeline
+        self.policy = policy
+
+    @app_commands.command(name="reset", description="Forget this channel's conversation (not people's memories)")
+    @app_commands.default_permissions(manage_messages=True)
+    async def reset(self, interaction: discord.Interaction) -> None:
+        """Clear the channel buffer."""
+        if not self.policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
+            await tell(interaction, NOT_ALLOWED)
+            return
+        if interaction.guild_id is not None and not interaction.permissions.manage_messages:
+            await tell(interaction, "You need the Manage Messages permission to reset this channel.")
+            return
+        removed = await self.pipeline.reset_channel(str(interaction.channel_id))
+        await tell(interaction, f"Done: I forgot this channel's last {removed} message(s).", ephemeral=False)

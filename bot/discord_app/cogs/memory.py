@@ -1,0 +1,92 @@
+"""`/memory show | export | forget`: a person sees, downloads or erases what the bot keeps.
+
+Everything is ephemeral and scoped like recall (what they said in this guild, or in DMs when
+used in a DM); forgetting asks for confirmation with a button first.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.discord_app.access import AccessPolicy
+from bot.discord_app.interactions import NOT_ALLOWED, tell
+from bot.discord_app.translate import where_of
+from bot.discord_app.views import ConfirmView, PagerView, paginate
+from bot.pipeline import TurnPipeline
+
+__all__ = ["MemoryCog"]
+
+
+def _when(metadata: dict) -> str:
+    try:
+        return datetime.fromtimestamp(float(metadata["created_at"]), UTC).strftime("%Y-%m-%d")
+    except (KeyError, TypeError, ValueError):
+        return "?"
+
+
+class MemoryCog(commands.Cog):
+    """The /memory command group."""
+
+    memory = app_commands.Group(name="memory", description="What the bot remembers about you")
+
+    def __init__(self, pipeline: TurnPipeline, policy: AccessPolicy) -> None:
+        self.pipeline = pipeline
+        self.policy = policy
+
+    def _ids(self, interaction: discord.Interaction) -> tuple[str, str | None]:
+        guild_id = str(interaction.guild_id) if interaction.guild_id is not None else None
+        return str(interaction.user.id), guild_id
+
+    async def _allowed(self, interaction: discord.Interaction) -> bool:
+        if self.policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
+            return True
+        await tell(interaction, NOT_ALLOWED)
+        return False
+
+    @memory.command(name="show", description="See what I remember about you here")
+    async def show(self, interaction: discord.Interaction) -> None:
+        if not await self._allowed(interaction):
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        items = await self.pipeline.memory_items(*self._ids(interaction))
+        if not items:
+            await tell(interaction, "I don't remember anything about you here.")
+            return
+        lines = [f"{i}. [{_when(hit.metadata)}] {' '.join(hit.text.split())}" for i, hit in enumerate(items, 1)]
+        pages = paginate(lines)
+        if len(pages) == 1:
+            await interaction.followup.send(pages[0], ephemeral=True)
+            return
+        view = PagerView(interaction.user.id, pages)
+        await interaction.followup.send(view.page_text(), view=view, ephemeral=True)
+
+    @memory.command(name="export", description="Download what I remember about you here as JSON")
+    async def export(self, interaction: discord.Interaction) -> None:
+        if not await self._allowed(interaction):
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        items = await self.pipeline.memory_export(*self._ids(interaction))
+        data = json.dumps({"user_id": str(interaction.user.id), "items": items}, ensure_ascii=False, indent=2)
+        file = discord.File(io.BytesIO(data.encode("utf-8")), filename="memory.json")
+        await interaction.followup.send(f"{len(items)} item(s).", file=file, ephemeral=True)
+
+    @memory.command(name="forget", description="Erase what I remember about you here")
+    async def forget(self, interaction: discord.Interaction) -> None:
+        if not await self._allowed(interaction):
+            return
+        user_id, guild_id = self._ids(interaction)
+
+        async def erase() -> str:
+            count = await self.pipeline.memory_forget(user_id, guild_id)
+            return f"Done: I forgot {count} item(s)."
+
+        view = ConfirmView(interaction.user.id, erase)
+        await interaction.response.send_message(
+            "Erase everything I remember about you here? This cannot be undone.", view=view, ephemeral=True
+        )

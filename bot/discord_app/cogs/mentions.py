@@ -1,0 +1,82 @@
+"""Answering messages addressed to the bot: a mention, a reply to the bot, or any DM.
+
+Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
+typing indicator shows while the pipeline works; the answer is a reply, split into parts. With
+BUFFER_ALL_MESSAGES the channel's other chatter is kept as context.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord.ext import commands
+
+from bot.config import Settings
+from bot.discord_app.access import AccessPolicy
+from bot.discord_app.delivery import reply_in_parts
+from bot.discord_app.translate import attachments_text, request_from_message, strip_bot_mention, where_of
+from bot.errors import sentence_for
+from bot.pipeline import TurnPipeline
+
+__all__ = ["MentionsCog"]
+
+log = logging.getLogger(__name__)
+
+
+class MentionsCog(commands.Cog):
+    """Listens to messages and answers the ones addressed to the bot."""
+
+    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, settings: Settings, policy: AccessPolicy) -> None:
+        self.bot = bot
+        self.pipeline = pipeline
+        self.settings = settings
+        self.policy = policy
+
+    def _is_addressed(self, message: discord.Message) -> bool:
+        me = self.bot.user
+        if me is None:
+            return False
+        if message.guild is None:
+            return True
+        if me in message.mentions:
+            return True
+        resolved = message.reference.resolved if message.reference is not None else None
+        return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or self.bot.user is None:
+            return
+        if not self.policy.allows(where_of(message.author, message.channel, message.guild)):
+            return
+        if not self._is_addressed(message):
+            if self.settings.buffer_all_messages and message.content.strip():
+                await self.pipeline.record_chatter(
+                    user_id=str(message.author.id),
+                    display_name=message.author.display_name,
+                    guild_id=str(message.guild.id) if message.guild else None,
+                    channel_id=str(message.channel.id),
+                    text=message.content,
+                    message_id=str(message.id),
+                )
+            return
+        try:
+            await self._answer(message)
+        except Exception:  # one funnel: log it, tell the person one sentence, keep serving
+            log.exception("answering message %s in channel %s failed", message.id, message.channel.id)
+            try:
+                await message.reply(sentence_for("internal"), fail_if_not_exists=False)
+            except discord.HTTPException:
+                log.warning("could not tell the user about the failure", exc_info=True)
+
+    async def _answer(self, message: discord.Message) -> None:
+        text = strip_bot_mention(message.content, self.bot.user.id)  # type: ignore[union-attr]
+        if message.attachments:
+            extra = await attachments_text(message.attachments, self.settings.attachment_max_bytes)
+            text = f"{text}\n\n{extra}".strip()
+        async with message.channel.typing():
+            result = await self.pipeline.handle(request_from_message(message, text))
+        sent = await reply_in_parts(message, result.text)
+        if result.trace_id is not None:
+            await self.pipeline.attach_message(result.trace_id, str(sent.id))

@@ -1,0 +1,82 @@
+"""Sending an answer to Discord: parts in order, and a trace posted in a thread.
+
+The client's allowed-mentions (set once on the client, see client.py) apply to every send here,
+so nothing the model writes can ping @everyone, @here, a role or another user.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import discord
+
+from bot.discord_app.replies import split_message
+from bot.discord_app.trace_render import render_steps, render_summary
+
+__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts"]
+
+log = logging.getLogger(__name__)
+
+EMPTY_ANSWER = "(I have no answer to show.)"
+_THREAD_NAME_MAX = 90
+
+
+class TraceLike(Protocol):
+    """The fields of a stored trace that rendering needs (memory.traces.TraceRecord has them)."""
+
+    question: str
+    events: Sequence[Mapping[str, Any]]
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_ms: float
+    outcome: str
+
+
+def answer_parts(text: str) -> list[str]:
+    """The answer split for Discord; never empty."""
+    return split_message(text) or [EMPTY_ANSWER]
+
+
+async def reply_in_parts(message: discord.Message, text: str) -> discord.Message:
+    """Reply to `message` with the answer's parts in order; returns the first part sent."""
+    parts = answer_parts(text)
+    first = await message.reply(parts[0], mention_author=True, fail_if_not_exists=False)
+    for part in parts[1:]:
+        await message.channel.send(part)
+    return first
+
+
+def _thread_name(question: str) -> str:
+    name = " ".join(question.split()) or "answer"
+    name = f"Trace: {name}"
+    return name if len(name) <= _THREAD_NAME_MAX else name[: _THREAD_NAME_MAX - 1] + "…"
+
+
+async def post_trace(anchor: discord.Message, trace: TraceLike) -> discord.abc.Messageable:
+    """Post `trace` step by step in a public thread started from `anchor` (the answer).
+
+    An answer already inside a thread gets its trace in that thread (threads do not nest); an
+    answer that already has a thread reuses it. Returns where the trace went.
+    """
+    target: discord.abc.Messageable
+    if isinstance(anchor.channel, discord.Thread):
+        target = anchor.channel
+    elif anchor.thread is not None:
+        target = anchor.thread
+    else:
+        target = await anchor.create_thread(name=_thread_name(trace.question))
+    for part in render_steps(trace.events):
+        await target.send(part)
+    await target.send(
+        render_summary(
+            steps=trace.steps,
+            prompt_tokens=trace.prompt_tokens,
+            completion_tokens=trace.completion_tokens,
+            elapsed_ms=trace.elapsed_ms,
+            outcome=trace.outcome,
+        )
+    )
+    return target

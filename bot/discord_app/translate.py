@@ -1,0 +1,114 @@
+"""Turning Discord objects into the pipeline's platform-free request, and back to access facts.
+
+Mentions of the bot are stripped from the text; a text attachment (by file extension, up to a
+size limit) is read into the question, any other attachment is only named. Nothing here sends
+anything to Discord.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import PurePath
+
+import discord
+
+from bot.discord_app.access import Where
+from bot.requests import TurnRequest
+
+__all__ = [
+    "TEXT_ATTACHMENT_SUFFIXES",
+    "attachments_text",
+    "request_from_interaction",
+    "request_from_message",
+    "strip_bot_mention",
+    "where_of",
+]
+
+log = logging.getLogger(__name__)
+
+TEXT_ATTACHMENT_SUFFIXES = frozenset(
+    ".txt .md .markdown .rst .py .json .jsonl .csv .tsv .log .yaml .yml .toml .ini .cfg .conf "
+    ".js .ts .tsx .jsx .html .css .c .h .cpp .hpp .java .kt .go .rs .rb .php .sh .sql .xml".split()
+)
+
+
+def strip_bot_mention(text: str, bot_id: int) -> str:
+    """Remove `<@id>` / `<@!id>` mentions of the bot and tidy the spaces they leave."""
+    stripped = re.sub(rf"<@!?{bot_id}>", " ", text)
+    return re.sub(r"[ \t]{2,}", " ", stripped).strip()
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} bytes"
+
+
+async def attachments_text(attachments: list[discord.Attachment], max_bytes: int) -> str:
+    """The attachments as text to append to a question: text files read, others named."""
+    blocks: list[str] = []
+    for att in attachments:
+        suffix = PurePath(att.filename).suffix.lower()
+        if suffix not in TEXT_ATTACHMENT_SUFFIXES:
+            blocks.append(f"[Attachment not read: {att.filename} ({att.content_type or 'unknown type'}, {_size(att.size)})]")
+            continue
+        if att.size > max_bytes:
+            blocks.append(f"[Attachment not read: {att.filename} is {_size(att.size)}, over the {_size(max_bytes)} limit]")
+            continue
+        try:
+            data = await att.read()
+        except (discord.HTTPException, discord.NotFound) as exc:
+            log.warning("could not download attachment %s: %s", att.filename, exc)
+            blocks.append(f"[Attachment not read: {att.filename} could not be downloaded]")
+            continue
+        body = data[:max_bytes].decode("utf-8", errors="replace").replace("```", "`\u200b``")
+        blocks.append(f"[Attached file: {att.filename}]\n```\n{body}\n```")
+    return "\n\n".join(blocks)
+
+
+def _parent_ids(channel: object) -> tuple[str, ...]:
+    ids: list[str] = []
+    parent = getattr(channel, "parent", None)
+    if parent is not None:
+        ids.append(str(parent.id))
+        if (category_id := getattr(parent, "category_id", None)) is not None:
+            ids.append(str(category_id))
+    if (category_id := getattr(channel, "category_id", None)) is not None:
+        ids.append(str(category_id))
+    return tuple(dict.fromkeys(ids))
+
+
+def where_of(user: discord.abc.User, channel: object, guild: discord.Guild | None) -> Where:
+    """The access facts of a request: person, place, parent channel/category, roles."""
+    roles = tuple(str(r.id) for r in getattr(user, "roles", ()) if not r.is_default())
+    return Where(
+        user_id=str(user.id),
+        guild_id=str(guild.id) if guild is not None else None,
+        channel_id=str(getattr(channel, "id", "")),
+        parent_ids=_parent_ids(channel),
+        role_ids=roles,
+    )
+
+
+def request_from_message(message: discord.Message, text: str) -> TurnRequest:
+    """A mention (or DM, or reply to the bot) as a turn request."""
+    return TurnRequest(
+        user_id=str(message.author.id),
+        display_name=message.author.display_name,
+        guild_id=str(message.guild.id) if message.guild is not None else None,
+        channel_id=str(message.channel.id),
+        text=text,
+        message_id=str(message.id),
+    )
+
+
+def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool) -> TurnRequest:
+    """A slash command as a turn request."""
+    return TurnRequest(
+        user_id=str(interaction.user.id),
+        display_name=interaction.user.display_name,
+        guild_id=str(interaction.guild_id) if interaction.guild_id is not None else None,
+        channel_id=str(interaction.channel_id),
+        text=text,
+        interaction_id=str(interaction.id),
+        want_trace=want_trace,
+    )

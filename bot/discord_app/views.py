@@ -1,0 +1,107 @@
+"""Buttons: a pager for long ephemeral lists and a confirm/cancel prompt.
+
+Both only answer the person who opened them; anyone else pressing gets a short refusal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+import discord
+
+__all__ = ["ConfirmView", "PagerView", "paginate"]
+
+log = logging.getLogger(__name__)
+
+PAGE_CHARS = 1800
+
+
+def paginate(lines: Sequence[str], page_chars: int = PAGE_CHARS) -> list[str]:
+    """Group lines into pages of at most `page_chars` characters (a longer line is cut)."""
+    pages: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        line = line if len(line) <= page_chars else line[: page_chars - 1] + "…"
+        if current and size + len(line) + 1 > page_chars:
+            pages.append("\n".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        pages.append("\n".join(current))
+    return pages
+
+
+class _OwnedView(discord.ui.View):
+    def __init__(self, owner_id: int, timeout: float) -> None:
+        super().__init__(timeout=timeout)
+        self.owner_id = owner_id
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        if interaction.user.id != self.owner_id:
+            await interaction.response.send_message("These buttons are not yours.", ephemeral=True)
+            return False
+        return True
+
+
+class PagerView(_OwnedView):
+    """Previous/next buttons over pre-rendered pages."""
+
+    def __init__(self, owner_id: int, pages: Sequence[str], timeout: float = 300) -> None:
+        super().__init__(owner_id, timeout)
+        self.pages = list(pages)
+        self.index = 0
+        self._sync_buttons()
+
+    def page_text(self) -> str:
+        return f"{self.pages[self.index]}\n\n-# page {self.index + 1} of {len(self.pages)}"
+
+    def _sync_buttons(self) -> None:
+        self.previous.disabled = self.index == 0
+        self.next.disabled = self.index >= len(self.pages) - 1
+
+    async def _show(self, interaction: discord.Interaction) -> None:
+        self._sync_buttons()
+        await interaction.response.edit_message(content=self.page_text(), view=self)
+
+    @discord.ui.button(label="Previous", style=discord.ButtonStyle.secondary)
+    async def previous(self, interaction: discord.Interaction, _: discord.ui.Button[PagerView]) -> None:
+        self.index = max(0, self.index - 1)
+        await self._show(interaction)
+
+    @discord.ui.button(label="Next", style=discord.ButtonStyle.secondary)
+    async def next(self, interaction: discord.Interaction, _: discord.ui.Button[PagerView]) -> None:
+        self.index = min(len(self.pages) - 1, self.index + 1)
+        await self._show(interaction)
+
+
+class ConfirmView(_OwnedView):
+    """Confirm/cancel; on confirm runs `action`, whose returned text replaces the prompt."""
+
+    def __init__(self, owner_id: int, action: Callable[[], Awaitable[str]], timeout: float = 60) -> None:
+        super().__init__(owner_id, timeout)
+        self.action = action
+
+    @discord.ui.button(label="Yes, forget it", style=discord.ButtonStyle.danger)
+    async def confirm(self, interaction: discord.Interaction, _: discord.ui.Button[ConfirmView]) -> None:
+        self.stop()
+        await interaction.response.defer()
+        text = await self.action()
+        await interaction.edit_original_response(content=text, view=None)
+
+    @discord.ui.button(label="Cancel", style=discord.ButtonStyle.secondary)
+    async def cancel(self, interaction: discord.Interaction, _: discord.ui.Button[ConfirmView]) -> None:
+        self.stop()
+        await interaction.response.edit_message(content="Nothing was forgotten.", view=None)
+
+    async def on_error(
+        self, interaction: discord.Interaction, error: Exception, item: discord.ui.Item[ConfirmView]
+    ) -> None:
+        log.error("memory forget failed", exc_info=error)
+        text = "Something went wrong; nothing may have been forgotten. Please try again."
+        if interaction.response.is_done():
+            await interaction.followup.send(text, ephemeral=True)
+        else:
+            await interaction.response.send_message(text, ephemeral=True)
