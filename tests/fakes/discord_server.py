@@ -1126,7 +1126,7 @@ class FakeDiscord:
             try:
                 return await handler(req, **match.groupdict())
             except KeyError as exc:
-                log.debug("fake discord: unknown object in %s %s: %s", req.method, req.path, exc)
+                log.warning("fake discord: unknown object in %s %s: %s", req.method, req.path, exc)
                 return _error(404, 10003, f"Unknown object: {exc}")
         record.unknown = True
         return _error(404, 0, "404: Not Found")

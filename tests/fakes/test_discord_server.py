@@ -306,6 +306,23 @@ async def test_dm_message_is_answered_in_the_dm(world: World) -> None:
 # ------------------------------------------------------------------ slash commands and components
 
 
+async def test_slash_command_in_a_dm_has_a_user_and_no_guild(world: World) -> None:
+    dm = world.fake.add_dm_channel(world.alice)
+    bot = MiniBot()
+    seen: list[tuple[Any, type, type]] = []
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        seen.append((interaction.guild, type(interaction.user), type(interaction.channel)))
+        await interaction.response.send_message("hi in private")
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(dm, world.alice, "ask", {"question": "q"})
+        event = await world.fake.wait_for_response(inter, "callback")
+    assert seen == [(None, discord.User, discord.DMChannel)]
+    assert world.fake.messages[event.message_id].channel_id == dm
+
+
 async def test_commands_synced_once_in_setup_hook_to_the_dev_guild(world: World) -> None:
     bot = MiniBot(sync_guild=world.guild_id)
     async with running(bot, world.fake.token):
