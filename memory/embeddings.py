@@ -88,9 +88,9 @@ def _normalize(vector: Sequence[float]) -> list[float]:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on the CPU, loaded once from the installed package, never from a hub.
 
-    `threads` sets torch's intra-op threads (process-wide; default: min(2, CPU count), which
-    on the 2-core target keeps one request's embedding fast without starving the event loop's
-    thread). `batch_size` bounds one forward pass in `embed`.
+    `threads` sets torch's intra-op threads (process-wide; default: min(2, CPU count), the
+    2-core target's both cores for one forward pass, with passive OpenMP waiting so that idle
+    workers do not spin against the event loop). `batch_size` bounds one forward pass.
     """
 
     def __init__(self, model_path: str | Path | None = None, *, threads: int | None = None,
@@ -130,6 +130,10 @@ class LocalEmbedder:
                 return
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # idle OpenMP workers sleep instead of spinning: on a small shared box spinning
+            # threads made a 2-thread batch 2-5x slower than 1 thread (bench/memory_bench.py);
+            # read when torch is first imported, so an earlier import keeps its own policy
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 import torch
                 from sentence_transformers import SentenceTransformer
