@@ -45,7 +45,6 @@ from agent.llm import Completion
 from agent.parser import parse_response
 from agent.prompt import build_system_prompt
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
-from agent.tools.registry import _adapt_input as _fit_input  # the registry's own rule, reused
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +171,7 @@ class Agent:
                     f"Observation: {_unknown_tool_message(parsed.action, registry)}\n"
                     f"{TEXT_FORMAT_REMINDER}"
                 )
-            elif bad := tool.check(_fit_input(args, tool.parameters)):
+            elif bad := tool.check(args):
                 problem = "bad_arguments"
                 message = (
                     f"Observation: Error: bad Action Input for {tool.name}: {bad}. "
@@ -287,7 +286,7 @@ class Agent:
                         f"Error: the arguments for {tool.name} are not a JSON object: "
                         f"{call.arguments[:200]!r}. Its parameters (JSON Schema): {_schema(tool)}."
                     )
-                elif bad := tool.check(_fit_input(args, tool.parameters)):
+                elif bad := tool.check(args):
                     problem = "bad_arguments"
                     content = (
                         f"Error: bad arguments for {tool.name}: {bad}. "

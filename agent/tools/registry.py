@@ -93,10 +93,15 @@ class Tool:
         """The catalog entry: name, description and parameters."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
+    def adapt(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``args`` as the tool takes them: a lone string ``{"input": x}`` goes to its one
+        string parameter (see _adapt_input); anything else is unchanged."""
+        return _adapt_input(dict(args), self.parameters)
+
     def check(self, args: Mapping[str, Any]) -> str | None:
-        """Why ``args`` do not fit the schema (one short line), or None when they do."""
+        """Why ``args`` (after `adapt`) do not fit the schema (one short line), or None."""
         validator = self.validator or jsonschema.Draft202012Validator(self.parameters)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(dict(args)))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(self.adapt(args)))
         if error is None:
             return None
         where = "/".join(str(p) for p in error.absolute_path)
@@ -257,7 +262,7 @@ class ToolRegistry:
                 f"{_json_type(args)}. Expected: {_schema_hint(tool.parameters)}",
                 False,
             )
-        args = _adapt_input(dict(args), tool.parameters)
+        args = tool.adapt(args)
         if problem := tool.check(args):
             return done(
                 f"Error: bad arguments for {tool.name}: {problem}. "
