@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 EventCallback = Callable[[AgentEvent], Awaitable[None]]
 
 RECALL_K = 5
+RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
 MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
 PERSONA_SLACK_TOKENS = 150     # room for an operator's persona longer than the default
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
@@ -219,7 +220,8 @@ class TurnPipeline:
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
         history = [self._history_message(m, req.user_id) for m in recent]
         hits: list[MemoryHit] = await self._memory.search(
-            req.user_id, question, k=RECALL_K, scope=self._recall_scope(req.guild_id))
+            req.user_id, question[:RECALL_QUERY_CHARS], k=RECALL_K,
+            scope=self._recall_scope(req.guild_id))
         memories = [format_memory_line(h.text, h.metadata, max_chars=MEMORY_LINE_CHARS) for h in hits]
         return history, memories
 

@@ -30,6 +30,7 @@ from bot.config import Settings
 from bot.pipeline import TurnPipeline
 from memory.buffer import ChannelBuffer
 from memory.database import Database
+from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory
 from memory.traces import TraceStore
 
@@ -69,7 +70,12 @@ class Runtime:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
-            s.memory.data_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                s.memory.data_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreUnavailable(
+                    f"DATA_DIR {str(s.memory.data_dir)!r} cannot be created: {exc.strerror or exc}"
+                ) from None
             self.db = await stack.enter_async_context(Database.open(s.memory.sqlite_path))
             self.buffer = ChannelBuffer(self.db)
             self.traces = TraceStore(self.db)

@@ -59,3 +59,10 @@ def test_a_data_dir_that_is_a_file_is_named(tmp_path: Path) -> None:
     proc = run_bot(["chat"], {"LLM_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
                               "DATA_DIR": str(tmp_path / "file")}, tmp_path)
     assert_config_error(proc, "DATA_DIR")
+
+
+def test_a_data_dir_that_cannot_be_created_is_named(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    proc = run_bot(["chat"], {"LLM_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+                              "DATA_DIR": str(tmp_path / "file" / "data")}, tmp_path)
+    assert_config_error(proc, "cannot be created")
