@@ -64,7 +64,7 @@ class _BotCore:
 
     def __init__(self, pipeline: TurnPipeline, settings: Settings, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
-            command_prefix=commands.when_mentioned,
+            command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
             help_command=None,
             intents=intents_for(settings),
             allowed_mentions=ALLOWED_MENTIONS,
@@ -93,6 +93,10 @@ class _BotCore:
             log.info("synced %d slash commands globally (may take up to an hour to appear)", len(synced))
         self.command_syncs += 1
 
+    async def on_message(self, message: discord.Message, /) -> None:
+        """Replaces commands.Bot's handler: there are no text commands (only slash commands and
+        the MentionsCog listener), so a mention must not be parsed as an unknown prefix command."""
+
     async def on_ready(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
         log.info("logged in as %s (%s) in %d guild(s)", bot.user, getattr(bot.user, "id", "?"), len(bot.guilds))
@@ -106,10 +110,14 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
     """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
 
 
-def create_bot(pipeline: TurnPipeline, settings: Settings) -> commands.Bot:
-    """The right bot class for the settings, pointed at DISCORD_API_BASE_URL."""
+def create_bot(pipeline: TurnPipeline, settings: Settings, **client_options: Any) -> commands.Bot:
+    """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
+
+    ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
+    """
     discord.http.Route.BASE = settings.discord_api_base_url
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
-        return ShardedReactBot(pipeline, settings, shard_count=settings.shard_count, shard_ids=shard_ids)
-    return ReactBot(pipeline, settings)
+        return ShardedReactBot(pipeline, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
+                               **client_options)
+    return ReactBot(pipeline, settings, **client_options)

@@ -15,7 +15,7 @@ import discord
 from bot.discord_app.replies import split_message
 from bot.discord_app.trace_render import render_steps, render_summary
 
-__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts"]
+__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts", "reply_to"]
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,16 @@ def answer_parts(text: str) -> list[str]:
     return split_message(text) or [EMPTY_ANSWER]
 
 
+async def reply_to(message: discord.Message, text: str) -> discord.Message:
+    """Reply to `message` (pinging its author only); a deleted original gives a plain message."""
+    reference = message.to_reference(fail_if_not_exists=False)
+    return await message.channel.send(text, reference=reference, mention_author=True)
+
+
 async def reply_in_parts(message: discord.Message, text: str) -> discord.Message:
     """Reply to `message` with the answer's parts in order; returns the first part sent."""
     parts = answer_parts(text)
-    first = await message.reply(parts[0], mention_author=True, fail_if_not_exists=False)
+    first = await reply_to(message, parts[0])
     for part in parts[1:]:
         await message.channel.send(part)
     return first

@@ -2,8 +2,9 @@
 
 Discord rate-limits message edits, so progress is coalesced: `update` only records the newest
 text, and one background task pushes the newest text through `edit`, then waits `interval`
-before the next push. `close` delivers the last pending text and stops the task. An edit that
-fails is logged and dropped: progress is a courtesy and must never end a turn.
+before the next push. `close` delivers the last pending text (or, with ``flush=False``, drops
+it: the answer is about to replace the status anyway) and stops the task. An edit that fails is
+logged and dropped: progress is a courtesy and must never end a turn.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from agent.events import AgentEvent, FinalAnswer, ModelCalled, ToolStarted
+from agent.events import AgentEvent, Nudge, ToolFinished, ToolStarted
 
 __all__ = ["ThrottledStatus", "status_line"]
 
@@ -30,6 +31,7 @@ class ThrottledStatus:
         self._sent: str | None = None
         self._changed = asyncio.Event()
         self._closed = False
+        self._discard = False
         self._closing = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name="status-editor")
 
@@ -40,8 +42,12 @@ class ThrottledStatus:
         self._latest = text
         self._changed.set()
 
-    async def close(self) -> None:
-        """Send the pending status, if any, and stop editing."""
+    async def close(self, *, flush: bool = True) -> None:
+        """Stop editing; first send the pending status, if any, unless ``flush`` is false.
+
+        An edit already under way is awaited, so nothing edits the message after this returns.
+        """
+        self._discard = not flush
         self._closed = True
         self._closing.set()
         self._changed.set()
@@ -51,6 +57,8 @@ class ThrottledStatus:
         while True:
             await self._changed.wait()
             self._changed.clear()
+            if self._closed and self._discard:
+                return
             text = self._latest
             if text is not None and text != self._sent:
                 try:
@@ -58,7 +66,7 @@ class ThrottledStatus:
                 except Exception:  # progress is best effort; the answer still goes out
                     log.warning("status edit failed", exc_info=True)
                 self._sent = text
-            if self._closed and self._latest == self._sent:
+            if self._closed and (self._discard or self._latest == self._sent):
                 return
             if not self._closed:
                 with contextlib.suppress(TimeoutError):  # the interval passed: edit again
@@ -66,11 +74,14 @@ class ThrottledStatus:
 
 
 def status_line(event: AgentEvent) -> str | None:
-    """The status text an agent event shows while a slash command works (None: no change)."""
+    """The status text an agent event shows while a slash command works (None: no change).
+
+    The deferred response already reads "thinking"; a tool call shows its name, and the model
+    is thinking again once the tool is done (or after a nudge). The final answer needs no
+    status: it replaces the line at once.
+    """
     if isinstance(event, ToolStarted):
         return f"calling {event.tool}…"
-    if isinstance(event, ModelCalled):
+    if isinstance(event, ToolFinished | Nudge):
         return "thinking…"
-    if isinstance(event, FinalAnswer):
-        return "writing the answer…"
     return None

@@ -68,7 +68,7 @@ class AskCog(commands.Cog):
                 request_from_interaction(interaction, question, want_trace=trace), on_event
             )
         finally:
-            await status.close()
+            await status.close(flush=False)  # the answer replaces the status line
         parts = answer_parts(result.text)
         answer = await interaction.edit_original_response(content=parts[0])
         for part in parts[1:]:

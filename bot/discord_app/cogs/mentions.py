@@ -7,6 +7,7 @@ BUFFER_ALL_MESSAGES the channel's other chatter is kept as context.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import discord
@@ -14,7 +15,7 @@ from discord.ext import commands
 
 from bot.config import Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.delivery import reply_in_parts
+from bot.discord_app.delivery import reply_in_parts, reply_to
 from bot.discord_app.translate import attachments_text, request_from_message, strip_bot_mention, where_of
 from bot.errors import sentence_for
 from bot.pipeline import TurnPipeline
@@ -66,7 +67,7 @@ class MentionsCog(commands.Cog):
         except Exception:  # one funnel: log it, tell the person one sentence, keep serving
             log.exception("answering message %s in channel %s failed", message.id, message.channel.id)
             try:
-                await message.reply(sentence_for("internal"), fail_if_not_exists=False)
+                await reply_to(message, sentence_for("internal"))
             except discord.HTTPException:
                 log.warning("could not tell the user about the failure", exc_info=True)
 
@@ -75,8 +76,16 @@ class MentionsCog(commands.Cog):
         if message.attachments:
             extra = await attachments_text(message.attachments, self.settings.attachment_max_bytes)
             text = f"{text}\n\n{extra}".strip()
-        async with message.channel.typing():
-            result = await self.pipeline.handle(request_from_message(message, text))
+        # The turn joins its channel's queue now, before any await, so that one channel's
+        # messages are answered in the order they arrived.
+        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text)),
+                                   name=f"turn-{message.id}")
+        try:
+            async with message.channel.typing():
+                result = await turn
+        except discord.HTTPException:  # the typing indicator failed; the answer still goes out
+            log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
+            result = await turn
         sent = await reply_in_parts(message, result.text)
         if result.trace_id is not None:
             await self.pipeline.attach_message(result.trace_id, str(sent.id))

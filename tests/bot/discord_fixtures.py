@@ -1,0 +1,163 @@
+"""Fixtures of the Discord end-to-end tests: a FakeDiscord world and the real bot logged into it.
+
+The bot under test is the product's own (``bot.discord_app.create_bot`` over a real ``Runtime``:
+real agent, real SQLite file and embedded Chroma under a tmp DATA_DIR), talking to the loopback
+FakeDiscord (REST + gateway) and to the loopback FakeOpenAI of ``tests/bot/conftest.py`` (chat
+and embeddings). Test modules import the fixtures they use from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from discord.ext import commands
+
+from bot.config import load_settings
+from bot.discord_app import create_bot
+from bot.runtime import Runtime
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_server import FakeDiscord, FakeInteraction, FakeMessage
+from tests.fakes.openai_server import FakeOpenAI
+
+__all__ = [
+    "BotUnderTest",
+    "World",
+    "answer",
+    "final_answers",
+    "model_saw",
+    "run_bot",
+    "sent_by_bot",
+    "world",
+]
+
+# discord.py waits this long after the last GUILD_CREATE before it calls itself ready (2 s by
+# default); the fake sends every guild at once.
+GUILD_READY_TIMEOUT_S = 0.05
+
+
+@dataclass
+class World:
+    """Two guilds, channels, people and a DM, in a running FakeDiscord.
+
+    ``alice`` and ``bob`` are plain members of ``guild`` (alice also of ``other_guild``); ``mod``
+    has a role with Manage Messages; ``helper_bot`` is another bot account.
+    """
+
+    dc: FakeDiscord
+    guild: str
+    general: str
+    random: str
+    other_guild: str
+    elsewhere: str
+    alice: str
+    bob: str
+    mod: str
+    helper_bot: str
+    alice_dm: str
+    roles: dict[str, str] = field(default_factory=dict)
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with FakeDiscord() as dc:
+        guild = dc.add_guild("Guild One")
+        general = dc.add_channel(guild, "general")
+        random = dc.add_channel(guild, "random")
+        other_guild = dc.add_guild("Guild Two")
+        elsewhere = dc.add_channel(other_guild, "elsewhere")
+        moderators = dc.add_role(guild, "moderators", p.MANAGE_MESSAGES)
+        announcements = dc.add_role(guild, "announcements", 0, mentionable=True)
+        alice = dc.add_member(guild, name="alice")
+        dc.add_member(other_guild, alice)
+        bob = dc.add_member(guild, name="bob")
+        mod = dc.add_member(guild, name="mod", roles=[moderators])
+        helper_bot = dc.add_member(guild, name="helperbot", bot=True)
+        alice_dm = dc.add_dm_channel(alice)
+        with dc.patch_client():
+            yield World(dc, guild, general, random, other_guild, elsewhere, alice, bob, mod,
+                        helper_bot, alice_dm,
+                        roles={"moderators": moderators, "announcements": announcements})
+
+
+class BotUnderTest:
+    """A Runtime and the product's bot on it, logged into the fake; closed by ``stop``."""
+
+    def __init__(self, runtime: Runtime, bot: commands.Bot, task: asyncio.Task[None]) -> None:
+        self.runtime = runtime
+        self.bot = bot
+        self.task = task
+
+    @property
+    def pipeline(self) -> Any:
+        return self.runtime.pipeline
+
+    async def stop(self) -> None:
+        """Let running turns finish, log out, close the stores."""
+        await self.runtime.pipeline.wait_idle(10)
+        if not self.bot.is_closed():
+            await self.bot.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(self.task, 10)
+        await self.runtime.__aexit__(None, None, None)
+
+
+@pytest.fixture
+async def run_bot(world: World, env: dict[str, str]) -> AsyncIterator[Callable[..., Awaitable[BotUnderTest]]]:
+    """Start the bot with extra env settings; every bot started is stopped at teardown."""
+    started: list[BotUnderTest] = []
+
+    async def start(**overrides: str) -> BotUnderTest:
+        settings = load_settings({
+            **env,
+            "DISCORD_TOKEN": world.dc.token,
+            "DISCORD_API_BASE_URL": world.dc.api_base,
+            **overrides,
+        })
+        runtime = Runtime(settings)
+        await runtime.__aenter__()
+        bot = create_bot(runtime.pipeline, settings, guild_ready_timeout=GUILD_READY_TIMEOUT_S)
+        task = asyncio.create_task(bot.start(settings.discord_token or ""), name="bot-under-test")
+        running = BotUnderTest(runtime, bot, task)
+        started.append(running)
+        ready = asyncio.create_task(bot.wait_until_ready())
+        done, _ = await asyncio.wait({ready, task}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
+        if ready not in done:
+            ready.cancel()
+            if task in done:
+                task.result()
+            raise TimeoutError("the bot did not become ready")
+        return running
+
+    yield start
+    for running in reversed(started):
+        await running.stop()
+
+
+async def answer(world: World, channel: str, *, timeout: float = 15.0) -> FakeMessage:
+    """The bot's next message in ``channel`` (each message is handed out once, in order)."""
+    return await world.dc.wait_for_message(channel, lambda m: m.author_id == world.dc.bot_id,
+                                           timeout=timeout)
+
+
+def sent_by_bot(world: World, channel: str) -> list[FakeMessage]:
+    """What our bot (not any other bot account) posted in ``channel``, oldest first."""
+    return [m for m in world.dc.bot_messages(channel) if m.author_id == world.dc.bot_id]
+
+
+def model_saw(openai: FakeOpenAI, needle: str) -> list[dict[str, Any]]:
+    """The chat requests whose messages contain ``needle``."""
+    return [r for r in openai.requests
+            if any(needle in str(m.get("content") or "") for m in r.get("messages") or [])]
+
+
+def final_answers(inter: FakeInteraction) -> list[str]:
+    """Every content the bot gave an interaction (edits of the original and followups)."""
+    return [str((e.json or {}).get("content")) for e in inter.events
+            if e.status < 300 and isinstance(e.json, dict) and "content" in e.json]
+
