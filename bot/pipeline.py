@@ -28,6 +28,7 @@ Part of bot/: joins agent/ and memory/; knows nothing of Discord.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -187,7 +188,7 @@ class TurnPipeline:
             if end is None:
                 raise _TurnFailed("no_answer")
             trace_id = uuid.uuid4().hex
-            await self._persist(req, question, end, events, trace_id, pending)
+            await self._persist_whole(req, question, end, events, trace_id, pending)
         except _TurnFailed as failed:
             return self._failure(failed.kind, started, events, memories_used)
         except LLMError as exc:
@@ -240,6 +241,21 @@ class TurnPipeline:
             await on_event(event)
         except Exception:
             log.warning("on_event callback failed on %s; the turn goes on", event.type, exc_info=True)
+
+    async def _persist_whole(self, req: TurnRequest, question: str, end: RunEnded,
+                             events: Sequence[AgentEvent], trace_id: str, facts: list[str]) -> None:
+        """Persist, shielded: a turn cancelled while it is being stored (shutdown) finishes
+        the write (or its compensation) before the cancellation goes on."""
+        task = asyncio.ensure_future(self._persist(req, question, end, events, trace_id, facts))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                log.info("turn channel=%s cancelled while storing; finishing the write first",
+                         req.channel_id)
+                with contextlib.suppress(Exception):
+                    await task
+            raise
 
     async def _persist(self, req: TurnRequest, question: str, end: RunEnded,
                        events: Sequence[AgentEvent], trace_id: str, facts: list[str]) -> None:

@@ -442,3 +442,22 @@ async def test_after_stop_accepting_new_turns_get_the_restart_sentence(runtime: 
     result = await runtime.pipeline.handle(ask("hello"))
     assert result.error_kind == "shutting_down" and fake.requests == []
     assert await runtime.pipeline.wait_idle(1)
+
+
+async def test_a_turn_cancelled_while_storing_is_stored_whole(runtime: Runtime, fake: FakeOpenAI) -> None:
+    fake.reply("Final Answer: stored whole")
+
+    async def cancel_at_the_end(event: AgentEvent) -> None:
+        if isinstance(event, RunEnded):
+            asyncio.current_task().cancel()  # lands in the persist step, the next await
+
+    task = asyncio.create_task(runtime.pipeline.handle(ask("keep me whole"), cancel_at_the_end))
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    assert task.cancelled()
+    buffer, trace, items = await stored(runtime)
+    assert [m.content for m in buffer] == ["keep me whole", "stored whole"]
+    assert trace is not None and len(items) == 1 and items[0].metadata["trace_id"] == trace.trace_id
+    assert runtime.pipeline.turns_in_flight == 0
