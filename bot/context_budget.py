@@ -50,7 +50,8 @@ def cut_to_tokens(text: str, max_tokens: int) -> str:
     if estimate_tokens(text) <= max_tokens:
         return text
     room = max_tokens - estimate_tokens(CUT_NOTE)
-    lo, hi = 0, len(text)
+    # Every character costs at least a quarter token, so no longer prefix can fit.
+    lo, hi = 0, min(len(text), 4 * max(room, 0) + 4)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if estimate_tokens(text[:mid]) <= room:
