@@ -27,9 +27,12 @@ Rules, in one place:
   types, non-finite floats and the reserved keys are refused with ValueError.
 - Search: `memory.ranking` plans the query (search text, time window, recency), dense
   candidates come from Chroma (cosine similarity = 1 - distance, top max(50, 10k) of the
-  user's items in the scope), keyword scores from a BM25 index over the user's items kept
-  in a bounded LRU cache per (user, scope) and invalidated by every write of that user,
-  and `ranking.fuse` orders them ("hybrid" by default; "dense" and "keyword" baselines).
+  user's items in the scope), keyword scores from a BM25 index over all the user's items
+  in the scope, and `ranking.fuse` orders them ("hybrid" by default; "dense" and "keyword"
+  baselines). The items and their index are cached per (user, scope) in this process: an
+  LRU of `cache_size` entries, updated in place by this object's adds, dropped by its
+  deletes and forgets, and reloaded after `cache_ttl_s` (60 s) so that writes of other
+  processes sharing a Chroma server reach keyword search too (dense search sees them at once).
 - Blocking work (embedding, Chroma) runs on this object's own thread pool; each call is
   bounded by `op_timeout_s` and a store failure raises StoreUnavailable, never hangs.
 
@@ -205,17 +208,20 @@ def _created(item: StoredItem) -> float:
 
 @dataclass(slots=True)
 class _UserItems:
-    """A user's items in one scope, with the BM25 index over them (built on first use)."""
+    """A user's items in one scope, with the BM25 index over them (built off the loop)."""
 
     version: int
+    loaded_at: float
     items: dict[str, StoredItem]
-    _index: ranking.KeywordIndex | None = None
+    index: ranking.KeywordIndex | None = None
 
-    @property
-    def index(self) -> ranking.KeywordIndex:
-        if self._index is None:
-            self._index = ranking.KeywordIndex([(i, _visible(it.text)) for i, it in self.items.items()])
-        return self._index
+    def build_index(self) -> ranking.KeywordIndex:
+        """BM25 over the items (run in a worker thread); kept unless the items changed meanwhile."""
+        items = self.items
+        index = ranking.KeywordIndex([(i, _visible(it.text)) for i, it in items.items()])
+        if self.items is items:
+            self.index = index
+        return index
 
     @property
     def created_at(self) -> dict[str, float]:
@@ -227,8 +233,8 @@ class UserMemory:
 
     def __init__(self, store: ChromaStore, embedder: Embedder, *, search_mode: str = "hybrid",
                  clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
-                 cache_size: int = 256, owns_embedder: bool = False, preload: bool = True,
-                 workers: int = 4) -> None:
+                 cache_size: int = 256, cache_ttl_s: float = 60.0, owns_embedder: bool = False,
+                 preload: bool = True, workers: int = 4) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -238,6 +244,7 @@ class UserMemory:
         self._op_timeout_s = op_timeout_s
         self._cache: OrderedDict[tuple[str, str | None], _UserItems] = OrderedDict()
         self._cache_size = max(1, cache_size)
+        self._cache_ttl_s = cache_ttl_s
         self._versions: dict[str, int] = {}
         self._owns_embedder = owns_embedder
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="user-memory")
@@ -288,10 +295,21 @@ class UserMemory:
             await asyncio.wrap_future(self._loading)
             self._loading = None
 
-    def _touched(self, user_id: str) -> None:
-        self._versions[user_id] = self._versions.get(user_id, 0) + 1
+    def _touched(self, user_id: str, added: Sequence[StoredItem] = ()) -> None:
+        """A write of `user_id` ended: its cached item sets take in what was `added` (when
+        they were current), and anything else of that user is dropped from the cache."""
+        old = self._versions.get(user_id, 0)
+        self._versions[user_id] = old + 1
         for key in [k for k in self._cache if k[0] == user_id]:
-            del self._cache[key]
+            entry = self._cache[key]
+            if not added or entry.version != old:
+                del self._cache[key]
+                continue
+            fresh = [it for it in added if key[1] is None or key[1] == it.metadata["scope"]]
+            if fresh:  # a new dict, never mutated in place: a worker may be indexing the old one
+                entry.items = {**entry.items, **{it.id: it for it in fresh}}
+                entry.index = None
+            entry.version = old + 1
 
     # -- writing -------------------------------------------------------------------------
 
@@ -315,10 +333,12 @@ class UserMemory:
         """Remember `text` for `user_id` in `scope` (None = unscoped ""); returns the item id."""
         row = self._prepare(user_id, text, metadata, scope, self._clock())
         await self._embedder_ready()
+        added: list[StoredItem] = []
         try:
             await self._run(self._embed_and_add, [row])
+            added.append(StoredItem(row[0], row[1], row[3]))
         finally:
-            self._touched(user_id)
+            self._touched(user_id, added)
         return row[0]
 
     async def add_many(self, items: Sequence[AddItem]) -> list[str]:
@@ -338,36 +358,45 @@ class UserMemory:
         if not rows:
             return []
         await self._embedder_ready()
+        added: dict[str, list[StoredItem]] = {r[3]["user_id"]: [] for r in rows}
+        complete = False
         try:
             for start in range(0, len(rows), self._batch):
                 await self._run(self._embed_and_add, rows[start:start + self._batch])
+            complete = True
         finally:
-            for user_id in {r[3]["user_id"] for r in rows}:
-                self._touched(user_id)
+            if complete:
+                for row in rows:
+                    added[row[3]["user_id"]].append(StoredItem(row[0], row[1], row[3]))
+            for user_id, items in added.items():
+                self._touched(user_id, items)
         return [r[0] for r in rows]
 
     # -- reading -------------------------------------------------------------------------
 
-    async def _items(self, user_id: str, scope: str | None) -> _UserItems:
+    async def _items(self, user_id: str, scope: str | None, *, indexed: bool = True) -> _UserItems:
+        """The user's items in `scope`, from the LRU cache when current, else from Chroma."""
         key = (user_id, scope)
         version = self._versions.get(user_id, 0)
-        cached = self._cache.get(key)
-        if cached is not None and cached.version == version:
-            self._cache.move_to_end(key)
-            return cached
+        entry = self._cache.get(key)
+        if entry is not None and (entry.version != version or time.monotonic() - entry.loaded_at > self._cache_ttl_s):
+            del self._cache[key]
+            entry = None
+        if entry is None:
+            def load() -> _UserItems:
+                found = self._store.get(where=_where(user_id, scope))
+                loaded = _UserItems(version, time.monotonic(), {it.id: it for it in found})
+                if indexed:
+                    loaded.build_index()
+                return loaded
 
-        def load() -> _UserItems:
-            found = self._store.get(where=_where(user_id, scope))
-            entry = _UserItems(version, {it.id: it for it in found})
-            entry.index  # build BM25 in the worker thread, not on the event loop
-            return entry
-
-        entry = await self._run(load)
-        if self._versions.get(user_id, 0) == version:
-            self._cache[key] = entry
+            entry = await self._run(load)
+            if self._versions.get(user_id, 0) == version:
+                self._cache[key] = entry
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        else:
             self._cache.move_to_end(key)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
         return entry
 
     async def _dense(self, user_id: str, scope: str | None, text: str, n: int) -> list[StoredItem]:
@@ -403,7 +432,10 @@ class UserMemory:
         if entry is not None:
             by_id.update(entry.items)
         dense = {it.id: 1.0 - it.distance for it in dense_items if it.distance is not None}
-        keyword = entry.index.scores(search_text) if entry is not None else {}
+        keyword: dict[str, float] = {}
+        if entry is not None:
+            index = entry.index if entry.index is not None else await self._run(entry.build_index)
+            keyword = index.scores(search_text)
         created = entry.created_at if entry is not None else {i: _created(it) for i, it in by_id.items()}
         ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created, now=now, k=k, mode=mode)
         return [MemoryHit(i, by_id[i].text, float(score), dict(by_id[i].metadata))
@@ -413,7 +445,7 @@ class UserMemory:
         """All of the user's items in `scope` (None = all), oldest first, score 0.0."""
         _check_user(user_id)
         scope = _check_scope(scope)
-        entry = await self._items(user_id, scope)
+        entry = await self._items(user_id, scope, indexed=False)
         ordered = sorted(entry.items.values(), key=lambda it: (_created(it), it.id))
         return [MemoryHit(it.id, it.text, 0.0, dict(it.metadata)) for it in ordered]
 
@@ -476,7 +508,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                      collection: str = DEFAULT_COLLECTION, search_mode: str = "hybrid",
                      clock: Callable[[], float] = time.time, settings: MemorySettings | None = None,
                      op_timeout_s: float = 30.0, http_timeout_s: float = 10.0,
-                     cache_size: int = 256, preload: bool = True) -> UserMemory:
+                     cache_size: int = 256, cache_ttl_s: float = 60.0, preload: bool = True) -> UserMemory:
     """**contract** Open the per-user semantic memory.
 
     `path` is the embedded Chroma folder (default `settings.chroma_path`); `host`/`port`
@@ -502,4 +534,4 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                              embedder_name=embedder.name, dimension=dimension,
                              http_timeout_s=http_timeout_s)
     return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
-                      cache_size=cache_size, owns_embedder=owns, preload=preload)
+                      cache_size=cache_size, cache_ttl_s=cache_ttl_s, owns_embedder=owns, preload=preload)

@@ -65,6 +65,24 @@ async def test_two_processes_share_one_server(chroma_server: ChromaServer, local
         await reader.close()
 
 
+async def test_another_processs_writes_reach_keyword_search_after_the_cache_ttl(
+        chroma_server: ChromaServer, local_embedder: LocalEmbedder) -> None:
+    options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
+                   collection="ttl-memory", search_mode="keyword")
+    writer = open_user_memory(**options)
+    reader = open_user_memory(**options, cache_ttl_s=0.0)
+    try:
+        await writer.add(ALICE, "I brew kombucha at home", scope="dm")
+        assert len(await reader.search(ALICE, "kombucha", scope="dm")) == 1
+
+        await writer.add(ALICE, "my kombucha scoby died", scope="dm")
+
+        assert len(await reader.search(ALICE, "kombucha", scope="dm")) == 2
+    finally:
+        await writer.close()
+        await reader.close()
+
+
 def test_a_server_that_is_down_at_start_up_is_unavailable_naming_host_and_port(
         local_embedder: LocalEmbedder) -> None:
     port = free_port()

@@ -190,6 +190,29 @@ async def test_a_new_item_is_found_right_after_an_earlier_search(local_embedder:
         assert [h.text for h in await mem.search(ALICE, "kayak", scope=GUILD)] == ["I bought a kayak yesterday"]
 
 
+async def test_an_add_elsewhere_does_not_enter_a_cached_scope(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
+        await mem.add(ALICE, "guild talk about chess openings", scope=GUILD)
+        assert len(await mem.search(ALICE, "chess", scope=GUILD)) == 1
+        assert len(await mem.search(ALICE, "chess")) == 1
+
+        await mem.add(ALICE, "private worry about my chess rating", scope="dm")
+
+        assert [h.text for h in await mem.search(ALICE, "chess", scope=GUILD)] == ["guild talk about chess openings"]
+        assert len(await mem.search(ALICE, "chess")) == 2
+
+
+async def test_searches_stay_right_when_the_cache_holds_one_user_at_a_time(local_embedder: LocalEmbedder,
+                                                                           tmp_path: Path) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_size=1) as mem:
+        await mem.add(ALICE, "alice rides a red bicycle", scope=GUILD)
+        await mem.add(BOB, "bob rides a red scooter", scope=GUILD)
+
+        for _ in range(3):
+            assert [h.text for h in await mem.search(ALICE, "red", scope=GUILD)] == ["alice rides a red bicycle"]
+            assert [h.text for h in await mem.search(BOB, "red", scope=GUILD)] == ["bob rides a red scooter"]
+
+
 async def test_concurrent_adds_lose_nothing(memory: UserMemory) -> None:
     texts = [f"concurrent memory number {n}" for n in range(30)]
 
