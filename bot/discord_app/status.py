@@ -76,12 +76,14 @@ class ThrottledStatus:
 def status_line(event: AgentEvent) -> str | None:
     """The status text an agent event shows while a slash command works (None: no change).
 
-    The deferred response already reads "thinking"; a tool call shows its name, and the model
-    is thinking again once the tool is done (or after a nudge). The final answer needs no
-    status: it replaces the line at once.
+    The deferred response already reads "thinking"; a tool call shows its name while it runs,
+    and still names it once done (a fast tool's two updates coalesce into one edit, which
+    should not hide which tool ran). The final answer needs no status: it replaces the line.
     """
     if isinstance(event, ToolStarted):
         return f"calling {event.tool}…"
-    if isinstance(event, ToolFinished | Nudge):
+    if isinstance(event, ToolFinished):
+        return f"{event.tool} done, thinking…"
+    if isinstance(event, Nudge):
         return "thinking…"
     return None

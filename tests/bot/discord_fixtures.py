@@ -139,10 +139,11 @@ async def run_bot(world: World, env: dict[str, str]) -> AsyncIterator[Callable[.
         await running.stop()
 
 
-async def answer(world: World, channel: str, *, timeout: float = 15.0) -> FakeMessage:
-    """The bot's next message in ``channel`` (each message is handed out once, in order)."""
-    return await world.dc.wait_for_message(channel, lambda m: m.author_id == world.dc.bot_id,
-                                           timeout=timeout)
+async def answer(world: World, asked: FakeMessage, *, timeout: float = 15.0) -> FakeMessage:
+    """The bot's reply to ``asked`` (its first part, for an answer in several parts)."""
+    return await world.dc.wait_for_message(
+        asked.channel_id, lambda m: m.author_id == world.dc.bot_id and m.reference_id == asked.id,
+        timeout=timeout)
 
 
 def sent_by_bot(world: World, channel: str) -> list[FakeMessage]:
@@ -157,7 +158,14 @@ def model_saw(openai: FakeOpenAI, needle: str) -> list[dict[str, Any]]:
 
 
 def final_answers(inter: FakeInteraction) -> list[str]:
-    """Every content the bot gave an interaction (edits of the original and followups)."""
-    return [str((e.json or {}).get("content")) for e in inter.events
-            if e.status < 300 and isinstance(e.json, dict) and "content" in e.json]
+    """Every text the bot gave an interaction, in order: a callback's message, edits of the
+    original, followups (accepted requests only)."""
+    texts: list[str] = []
+    for event in inter.events:
+        body = event.json if isinstance(event.json, dict) else {}
+        if event.kind == "callback":
+            body = body.get("data") or {}
+        if event.status < 300 and body.get("content") is not None:
+            texts.append(str(body["content"]))
+    return texts
 

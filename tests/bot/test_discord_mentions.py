@@ -15,7 +15,7 @@ async def test_a_mention_is_answered_as_a_reply_with_the_mention_stripped_while_
     await run_bot()
     asked = await world.dc.user_says(world.general, world.alice, "what is the capital of France?",
                                      mention_bot=True)
-    reply = await answer(world, world.general)
+    reply = await answer(world, asked)
     assert reply.content == "Paris."
     assert reply.reference_id == asked.id
     assert last_user_text(fake.requests[-1]) == "what is the capital of France?"
@@ -30,10 +30,10 @@ async def test_messages_of_other_bots_and_of_the_bot_itself_are_ignored(
     fake.default_content = "Final Answer: second answer"
     await run_bot()
     await world.dc.user_says(world.general, world.helper_bot, "hello fellow bot", mention_bot=True)
-    await world.dc.user_says(world.general, world.alice, "who are you?", mention_bot=True)
-    first = await answer(world, world.general)
-    await world.dc.user_says(world.general, world.alice, "and now?", mention_bot=True)
-    second = await answer(world, world.general)
+    first = await answer(world, await world.dc.user_says(world.general, world.alice, "who are you?",
+                                                         mention_bot=True))
+    second = await answer(world, await world.dc.user_says(world.general, world.alice, "and now?",
+                                                          mention_bot=True))
     assert first.content == f"I am <@{world.dc.bot_id}>."
     assert second.content == "second answer"
     assert [last_user_text(r) for r in fake.requests] == ["who are you?", "and now?"]
@@ -44,11 +44,11 @@ async def test_a_reply_to_the_bots_message_is_talking_to_it(
         world: World, run_bot, fake: FakeOpenAI) -> None:
     fake.replies("Final Answer: Paris.", "Final Answer: Berlin.")
     await run_bot()
-    await world.dc.user_says(world.general, world.alice, "capital of France?", mention_bot=True)
-    first = await answer(world, world.general)
+    first = await answer(world, await world.dc.user_says(world.general, world.alice, "capital of France?",
+                                                         mention_bot=True))
     follow_up = await world.dc.user_says(world.general, world.alice, "and of Germany?",
                                          reply_to=first.id)
-    second = await answer(world, world.general)
+    second = await answer(world, follow_up)
     assert second.content == "Berlin."
     assert second.reference_id == follow_up.id
     assert last_user_text(fake.requests[-1]) == "and of Germany?"
@@ -58,11 +58,10 @@ async def test_a_reply_to_the_bot_without_the_ping_is_answered_when_content_is_v
         world: World, run_bot, fake: FakeOpenAI) -> None:
     fake.replies("Final Answer: Paris.", "Final Answer: Berlin.")
     await run_bot(BUFFER_ALL_MESSAGES="true")
-    await world.dc.user_says(world.general, world.alice, "capital of France?", mention_bot=True)
-    first = await answer(world, world.general)
-    await world.dc.user_says(world.general, world.alice, "and of Germany?", reply_to=first.id,
-                             mention_replied=False)
-    second = await answer(world, world.general)
+    first = await answer(world, await world.dc.user_says(world.general, world.alice, "capital of France?",
+                                                         mention_bot=True))
+    second = await answer(world, await world.dc.user_says(world.general, world.alice, "and of Germany?",
+                                                           reply_to=first.id, mention_replied=False))
     assert second.content == "Berlin."
     assert last_user_text(fake.requests[-1]) == "and of Germany?"
 
@@ -72,8 +71,8 @@ async def test_other_chatter_is_kept_as_context_only_with_buffer_all_messages(
     fake.default_content = "Final Answer: ok"
     running = await run_bot(BUFFER_ALL_MESSAGES="true")
     await world.dc.user_says(world.general, world.bob, "the meeting moved to Thursday")
-    await world.dc.user_says(world.general, world.alice, "when is the meeting?", mention_bot=True)
-    await answer(world, world.general)
+    await answer(world, await world.dc.user_says(world.general, world.alice, "when is the meeting?",
+                                                 mention_bot=True))
     history = [m["content"] for m in fake.requests[-1]["messages"][1:-1]]
     assert history == ["[bob]: the meeting moved to Thursday"]
     assert world.dc.identifies[-1]["intents"] & (1 << 15)  # message content: asked for
@@ -85,8 +84,7 @@ async def test_without_buffer_all_messages_the_message_content_intent_is_not_req
     fake.default_content = "Final Answer: ok"
     await run_bot()
     await world.dc.user_says(world.general, world.bob, "chatter the bot should not keep")
-    await world.dc.user_says(world.general, world.alice, "hello", mention_bot=True)
-    await answer(world, world.general)
+    await answer(world, await world.dc.user_says(world.general, world.alice, "hello", mention_bot=True))
     assert len(fake.requests[-1]["messages"]) == 2  # system prompt + the question, no chatter
     assert not world.dc.identifies[-1]["intents"] & (1 << 15)
 
@@ -95,7 +93,7 @@ async def test_any_direct_message_is_answered(world: World, run_bot, fake: FakeO
     fake.reply("Final Answer: Hello Alice.")
     await run_bot()
     asked = await world.dc.user_says(world.alice_dm, world.alice, "hello there")
-    reply = await answer(world, world.alice_dm)
+    reply = await answer(world, asked)
     assert reply.content == "Hello Alice."
     assert reply.reference_id == asked.id
     assert last_user_text(fake.requests[-1]) == "hello there"
@@ -104,9 +102,10 @@ async def test_any_direct_message_is_answered(world: World, run_bot, fake: FakeO
 async def test_a_text_attachment_is_read_into_the_question(world: World, run_bot, fake: FakeOpenAI) -> None:
     fake.reply("Final Answer: pineapple")
     await run_bot()
-    await world.dc.user_says(world.general, world.alice, "what is the secret word in this file?",
-                             mention_bot=True, attachments=[("notes.txt", b"the secret word is pineapple\n")])
-    await answer(world, world.general)
+    asked = await world.dc.user_says(world.general, world.alice, "what is the secret word in this file?",
+                                     mention_bot=True,
+                                     attachments=[("notes.txt", b"the secret word is pineapple\n")])
+    await answer(world, asked)
     question = last_user_text(fake.requests[-1])
     assert question.startswith("what is the secret word in this file?")
     assert "notes.txt" in question and "the secret word is pineapple" in question
@@ -116,9 +115,8 @@ async def test_an_image_attachment_is_only_named(world: World, run_bot, fake: Fa
     fake.reply("Final Answer: a cat, I suppose")
     await run_bot()
     image = b"\x89PNG\r\n\x1a\n" + b"IMAGEDATA" * 50
-    await world.dc.user_says(world.general, world.alice, "what is in this picture?", mention_bot=True,
-                             attachments=[("cat.png", image)])
-    await answer(world, world.general)
+    await answer(world, await world.dc.user_says(world.general, world.alice, "what is in this picture?",
+                                                 mention_bot=True, attachments=[("cat.png", image)]))
     question = last_user_text(fake.requests[-1])
     assert "cat.png" in question and "not read" in question
     assert "IMAGEDATA" not in question
@@ -127,7 +125,6 @@ async def test_an_image_attachment_is_only_named(world: World, run_bot, fake: Fa
 async def test_a_mention_with_nothing_to_ask_gets_a_sentence_not_a_model_call(
         world: World, run_bot, fake: FakeOpenAI) -> None:
     await run_bot()
-    await world.dc.user_says(world.general, world.alice, "", mention_bot=True)
-    reply = await answer(world, world.general)
+    reply = await answer(world, await world.dc.user_says(world.general, world.alice, "", mention_bot=True))
     assert reply.content == sentence_for("empty")
     assert fake.requests == []

@@ -1,0 +1,188 @@
+"""`/trace`, `/memory show|export|forget` and `/reset` end to end against FakeDiscord."""
+
+from __future__ import annotations
+
+import json
+
+from tests.bot.conftest import system_text
+from tests.bot.discord_fixtures import World, answer, final_answers, run_bot, world  # noqa: F401
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_server import FakeInteraction
+from tests.fakes.openai_server import FakeOpenAI
+
+CALCULATE = 'Thought: I should compute it.\nAction: calculator\nAction Input: {"expression": "6*7"}'
+
+
+async def _answer_with_a_tool(world: World, fake: FakeOpenAI, user: str) -> str:
+    """``user`` asks by mention; the model uses the calculator; returns the answer's message id."""
+    fake.reply(CALCULATE).reply("Final Answer: 42")
+    asked = await world.dc.user_says(world.general, user, "six times seven?", mention_bot=True)
+    return (await answer(world, asked)).id
+
+
+def _link(world: World, message_id: str) -> str:
+    return f"https://discord.com/channels/{world.guild}/{world.general}/{message_id}"
+
+
+async def _last_content(world: World, inter: FakeInteraction) -> str:
+    """What the bot told the person (these commands give one text, after any deferral)."""
+    await world.dc.wait_for(lambda: final_answers(inter))
+    return final_answers(inter)[-1]
+
+
+# ------------------------------------------------------------------ /trace
+
+
+async def test_trace_opens_a_thread_on_the_callers_last_answer_with_one_message_per_step(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    inter = await world.dc.invoke_command(world.general, world.alice, "trace")
+    told = await _last_content(world, inter)
+    [thread] = world.dc.threads
+    assert thread["id"] == answer_id and thread["type"] == p.PUBLIC_THREAD
+    assert told == f"Trace posted in <#{answer_id}>."
+    assert inter.callback is not None and inter.callback.ephemeral
+    steps = [m.content for m in world.dc.messages_in(answer_id)]
+    assert len(steps) == 3
+    assert steps[0].startswith("**Step 1** · `calculator` · ok") and '"6*7"' in steps[0]
+    assert steps[1].startswith("**Step 2** · final answer") and "42" in steps[1]
+    assert steps[2].startswith("**Summary** · 2 steps ·") and steps[2].endswith("answered")
+
+
+async def test_trace_by_message_link_is_refused_to_another_member_without_manage_messages(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    inter = await world.dc.invoke_command(world.general, world.bob, "trace", {"message": _link(world, answer_id)})
+    told = await _last_content(world, inter)
+    assert told.startswith("Only the person who asked")
+    assert inter.callback is not None and inter.callback.ephemeral
+    assert world.dc.threads == []
+
+
+async def test_trace_by_message_link_is_shown_to_a_member_with_manage_messages(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    inter = await world.dc.invoke_command(world.general, world.mod, "trace", {"message": _link(world, answer_id)})
+    told = await _last_content(world, inter)
+    assert told == f"Trace posted in <#{answer_id}>."
+    assert world.dc.messages_in(answer_id)[-1].content.startswith("**Summary**")
+
+
+async def test_trace_of_an_unknown_message_says_so(world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    inter = await world.dc.invoke_command(world.general, world.alice, "trace", {"message": "not a link"})
+    assert await _last_content(world, inter) == "That is not a message link or id."
+    inter = await world.dc.invoke_command(world.general, world.alice, "trace")
+    assert await _last_content(world, inter) == "I have no trace for that answer."
+
+
+# ------------------------------------------------------------------ /memory
+
+
+async def _tell_a_fact(world: World, fake: FakeOpenAI) -> None:
+    fake.reply("Final Answer: Noted, teal it is.")
+    await answer(world, await world.dc.user_says(world.general, world.alice, "my favourite colour is teal",
+                                                 mention_bot=True))
+
+
+async def test_memory_show_lists_what_is_remembered_ephemerally(world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="show")
+    shown = await _last_content(world, inter)
+    assert shown.startswith("1. [") and "my favourite colour is teal" in shown
+    assert all(e.ephemeral for e in inter.events)
+
+
+async def test_memory_show_of_someone_else_shows_only_their_own(world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.bob, "memory", subcommand="show")
+    assert await _last_content(world, inter) == "I don't remember anything about you here."
+
+
+async def test_memory_export_sends_a_json_file_with_the_items(world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="export")
+    await world.dc.wait_for_response(inter, "followup")
+    message = world.dc.messages[inter.original_message_id]
+    assert message.ephemeral and message.attachments[0]["filename"] == "memory.json"
+    data = json.loads(world.dc.attachment_bytes(message.id))
+    assert data["user_id"] == world.alice
+    [item] = data["items"]
+    assert "my favourite colour is teal" in item["text"]
+
+
+async def test_memory_forget_asks_first_and_erases_after_the_click(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
+    await world.dc.wait_for_response(inter, "callback")
+    prompt = world.dc.messages[inter.original_message_id]
+    assert prompt.ephemeral and prompt.content.startswith("Erase everything")
+    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1  # not yet
+    confirm, _cancel = prompt.custom_ids()
+    click = await world.dc.click_button(prompt.id, confirm, world.alice)
+    await world.dc.wait_for_response(click, "original_edit")
+    assert prompt.content == "Done: I forgot 1 item(s)." and prompt.components == []
+    assert await running.pipeline.memory_items(world.alice, world.guild) == []
+
+    fake.reply("Final Answer: I don't know.")
+    await answer(world, await world.dc.user_says(world.random, world.alice, "what is my favourite colour?",
+                                                 mention_bot=True))
+    assert "teal" not in system_text(fake.requests[-1])
+
+
+async def test_memory_forget_cancelled_keeps_everything(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
+    await world.dc.wait_for_response(inter, "callback")
+    prompt = world.dc.messages[inter.original_message_id]
+    _confirm, cancel = prompt.custom_ids()
+    click = await world.dc.click_button(prompt.id, cancel, world.alice)
+    await world.dc.wait_for_response(click, "callback")
+    assert prompt.content == "Nothing was forgotten."
+    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1
+
+
+async def test_memory_forget_buttons_refuse_anyone_else(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
+    await world.dc.wait_for_response(inter, "callback")
+    prompt = world.dc.messages[inter.original_message_id]
+    confirm, _cancel = prompt.custom_ids()
+    click = await world.dc.click_button(prompt.id, confirm, world.bob)
+    refusal = await world.dc.wait_for_response(click, "callback")
+    assert refusal.ephemeral and refusal.json["data"]["content"] == "These buttons are not yours."
+    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1
+
+
+# ------------------------------------------------------------------ /reset
+
+
+async def test_reset_needs_manage_messages(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.bob, "reset")
+    told = await _last_content(world, inter)
+    assert told == "You need the Manage Messages permission to reset this channel."
+    assert inter.callback is not None and inter.callback.ephemeral
+    assert len(await running.runtime.buffer.recent(world.general)) == 2
+
+
+async def test_reset_by_a_moderator_clears_the_channel_buffer(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.mod, "reset")
+    assert await _last_content(world, inter) == "Done: I forgot this channel's last 2 message(s)."
+    assert await running.runtime.buffer.recent(world.general) == []
+
+    fake.reply("Final Answer: hello")
+    await answer(world, await world.dc.user_says(world.general, world.alice, "hello again", mention_bot=True))
+    assert [m["role"] for m in fake.requests[-1]["messages"]] == ["system", "user"]
