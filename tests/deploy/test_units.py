@@ -24,8 +24,6 @@ HARDENING = {
     "ProtectClock": "yes",
     "ProtectHostname": "yes",
     "ProtectProc": "invisible",
-    "ProcSubset": "pid",
-    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
     "RestrictNamespaces": "yes",
     "RestrictRealtime": "yes",
     "RestrictSUIDSGID": "yes",
@@ -42,9 +40,25 @@ def test_bot_unit_carries_every_hardening_setting(bot_unit: UnitFile) -> None:
     assert found == HARDENING
 
 
+def test_bot_unit_opens_only_internet_and_local_sockets(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "RestrictAddressFamilies") == "AF_INET AF_INET6 AF_UNIX"
+    assert bot_unit.value("Service", "IPAddressDeny") == "link-local multicast"
+
+
+def test_bot_unit_keeps_proc_cpuinfo_for_torch(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "ProcSubset") is None
+    assert "No ProcSubset=pid" in BOT_UNIT.read_text(encoding="utf-8"), "the reason is a comment"
+
+
 def test_chroma_unit_carries_every_hardening_setting(chroma_unit: UnitFile) -> None:
     found = {key: chroma_unit.value("Service", key) for key in HARDENING}
     assert found == HARDENING
+
+
+def test_chroma_unit_adds_what_the_bot_cannot_have(chroma_unit: UnitFile) -> None:
+    assert chroma_unit.value("Service", "ProcSubset") == "pid"
+    assert chroma_unit.value("Service", "MemoryDenyWriteExecute") == "yes"
+    assert chroma_unit.value("Service", "RestrictAddressFamilies") == "AF_INET AF_INET6"
 
 
 def test_bot_unit_filters_system_calls_to_the_service_set_without_privileged_or_resources(
