@@ -36,6 +36,14 @@ log = logging.getLogger(__name__)
 ROLES = ("user", "assistant", "other")
 PRUNE_BATCH = 5000
 
+RECENT_SQL = (
+    "SELECT * FROM buffer_messages WHERE channel_id = ? ORDER BY created_at_us DESC, id DESC LIMIT ?"
+)
+PRUNE_SQL = (
+    "DELETE FROM buffer_messages WHERE id IN "
+    "(SELECT id FROM buffer_messages WHERE created_at_us < ? LIMIT ?)"
+)
+
 _INSERT = """
 INSERT INTO buffer_messages
     (channel_id, guild_id, author_id, author_name, role, content, created_at_us, message_id)
@@ -136,11 +144,7 @@ class ChannelBuffer:
             raise ValueError(f"token_budget must be >= 0: {token_budget}")
         if limit == 0 or token_budget == 0:
             return []
-        rows = await self._db.fetchall(
-            "SELECT * FROM buffer_messages WHERE channel_id = ? "
-            "ORDER BY created_at_us DESC, id DESC LIMIT ?",
-            (channel_id, limit),
-        )
+        rows = await self._db.fetchall(RECENT_SQL, (channel_id, limit))
         newest_first = [_message_of(row) for row in rows]
         if token_budget is not None:
             newest_first = _within_budget(newest_first, token_budget)
@@ -163,11 +167,7 @@ class ChannelBuffer:
         cutoff = epoch_us(older_than)
         total = 0
         while True:
-            deleted = await self._db.execute(
-                "DELETE FROM buffer_messages WHERE id IN "
-                "(SELECT id FROM buffer_messages WHERE created_at_us < ? LIMIT ?)",
-                (cutoff, PRUNE_BATCH),
-            )
+            deleted = await self._db.execute(PRUNE_SQL, (cutoff, PRUNE_BATCH))
             total += deleted
             if deleted < PRUNE_BATCH:
                 break

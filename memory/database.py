@@ -45,8 +45,23 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BUSY_TIMEOUT_S = 10.0
 
-# The Databases with a transaction open in the current context (a stack: one entry per level).
-_open_transactions: ContextVar[tuple[Database, ...]] = ContextVar("memory_open_transactions", default=())
+
+class _Level:
+    """One open transaction or savepoint level of a Database, as seen by a context.
+
+    Tasks started inside a transaction inherit the context; ``open`` turns false when the level
+    ends, so such a task that outlives it goes back to taking the lock.
+    """
+
+    __slots__ = ("db", "open")
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.open = True
+
+
+# The transaction levels entered in the current context, outermost first.
+_levels: ContextVar[tuple[_Level, ...]] = ContextVar("memory_transaction_levels", default=())
 
 
 def epoch_us(when: datetime) -> int:
@@ -198,8 +213,14 @@ class Database:
         if self._closed:
             raise StoreUnavailable(f"the database {str(self._path)!r} is closed")
 
+    def _depth(self) -> int:
+        mine = [level for level in _levels.get() if level.db is self]
+        if not mine or not mine[0].open:
+            return 0
+        return sum(1 for level in mine if level.open)
+
     def _in_transaction(self) -> bool:
-        return self in _open_transactions.get()
+        return self._depth() > 0
 
     def _translate(self, exc: sqlite3.Error) -> Exception:
         if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
@@ -213,14 +234,15 @@ class Database:
         Nested use (same task, or tasks started inside) is a SAVEPOINT: an inner failure that
         the caller catches undoes only the inner block.
         """
-        stack = _open_transactions.get()
-        if self in stack:
-            async with self._savepoint(stack):
+        depth = self._depth()
+        if depth:
+            async with self._savepoint(f"sp{depth}"):
                 yield
             return
         async with self._lock:
             self._check_open()
-            token = _open_transactions.set((*stack, self))
+            level = _Level(self)
+            token = _levels.set((*_levels.get(), level))
             try:
                 try:
                     await self._conn.execute("BEGIN IMMEDIATE")
@@ -235,13 +257,14 @@ class Database:
                     raise
                 raise translated from exc
             finally:
-                _open_transactions.reset(token)
+                level.open = False
+                _levels.reset(token)
 
     @asynccontextmanager
-    async def _savepoint(self, stack: tuple[Database, ...]) -> AsyncIterator[None]:
-        name = f"sp{stack.count(self)}"
+    async def _savepoint(self, name: str) -> AsyncIterator[None]:
         await self._conn.execute(f"SAVEPOINT {name}")
-        token = _open_transactions.set((*stack, self))
+        level = _Level(self)
+        token = _levels.set((*_levels.get(), level))
         try:
             try:
                 yield
@@ -251,7 +274,8 @@ class Database:
             finally:
                 await self._conn.execute(f"RELEASE {name}")
         finally:
-            _open_transactions.reset(token)
+            level.open = False
+            _levels.reset(token)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one writing statement (in the open transaction, or its own); rows changed."""

@@ -117,6 +117,15 @@ def _record_of(row: sqlite3.Row) -> TraceRecord:
     )
 
 
+BY_MESSAGE_SQL = "SELECT * FROM traces WHERE message_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
+BY_INTERACTION_SQL = (
+    "SELECT * FROM traces WHERE interaction_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
+)
+LAST_FOR_SQL = (
+    "SELECT * FROM traces WHERE user_id = ? AND channel_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
+)
+
+
 class TraceStore:
     """Stored agent runs on a Database."""
 
@@ -156,28 +165,18 @@ class TraceStore:
     async def by_message(self, message_id: str) -> TraceRecord | None:
         """The trace whose answer is this Discord message (the newest, if several), or None."""
         _require_id("message_id", message_id)
-        row = await self._db.fetchone(
-            "SELECT * FROM traces WHERE message_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1",
-            (message_id,),
-        )
+        row = await self._db.fetchone(BY_MESSAGE_SQL, (message_id,))
         return None if row is None else _record_of(row)
 
     async def by_interaction(self, interaction_id: str) -> TraceRecord | None:
         """The trace of the run answering this slash-command interaction, or None."""
         _require_id("interaction_id", interaction_id)
-        row = await self._db.fetchone(
-            "SELECT * FROM traces WHERE interaction_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1",
-            (interaction_id,),
-        )
+        row = await self._db.fetchone(BY_INTERACTION_SQL, (interaction_id,))
         return None if row is None else _record_of(row)
 
     async def last_for(self, user_id: str, channel_id: str) -> TraceRecord | None:
         """The newest trace of ``user_id``'s questions in ``channel_id``, or None."""
         _require_id("user_id", user_id)
         _require_id("channel_id", channel_id)
-        row = await self._db.fetchone(
-            "SELECT * FROM traces WHERE user_id = ? AND channel_id = ?"
-            " ORDER BY created_at_us DESC, rowid DESC LIMIT 1",
-            (user_id, channel_id),
-        )
+        row = await self._db.fetchone(LAST_FOR_SQL, (user_id, channel_id))
         return None if row is None else _record_of(row)

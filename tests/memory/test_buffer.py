@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory.buffer import BufferedMessage, ChannelBuffer
+from memory.buffer import PRUNE_SQL, RECENT_SQL, BufferedMessage, ChannelBuffer
 from memory.database import Database
 from memory.tokens import estimate_tokens
 
@@ -252,3 +252,14 @@ async def test_malformed_fields_are_refused_naming_the_field(
 async def test_recent_with_a_malformed_channel_id_is_refused(buffer: ChannelBuffer) -> None:
     with pytest.raises(TypeError, match="channel_id"):
         await buffer.recent(100)  # type: ignore[arg-type]
+
+
+async def test_the_recent_window_is_read_through_the_channel_time_index(db: Database) -> None:
+    plan = [row["detail"] for row in await db.fetchall("EXPLAIN QUERY PLAN " + RECENT_SQL, ("100", 40))]
+    assert any("buffer_messages_channel_time" in d for d in plan), plan
+    assert not any("TEMP B-TREE" in d for d in plan), plan  # no sort of the channel's history
+
+
+async def test_prune_finds_old_rows_through_the_time_index(db: Database) -> None:
+    plan = [row["detail"] for row in await db.fetchall("EXPLAIN QUERY PLAN " + PRUNE_SQL, (0, 10))]
+    assert any("buffer_messages_time" in d for d in plan), plan

@@ -243,6 +243,27 @@ async def test_a_cancelled_transaction_rolls_back_and_the_database_stays_usable(
     assert await contents(db) == ["later"]
 
 
+async def test_a_task_started_in_a_transaction_that_outlives_it_waits_its_turn(db: Database) -> None:
+    go = asyncio.Event()
+
+    async def late_write() -> None:
+        await go.wait()
+        await db.execute(INSERT, ("late",))
+
+    async with db.transaction():
+        await db.execute(INSERT, ("first",))
+        late = asyncio.create_task(late_write())
+
+    with pytest.raises(RuntimeError):
+        async with db.transaction():
+            await db.execute(INSERT, ("rolled back",))
+            go.set()
+            await asyncio.sleep(0.05)  # the late task runs now; it must not join this transaction
+            raise RuntimeError("undo this block")
+    await late
+    assert await contents(db) == ["first", "late"]
+
+
 async def test_a_second_process_sees_only_committed_work(db: Database) -> None:
     async with db.transaction():
         await db.execute(INSERT, ("pending",))
