@@ -69,6 +69,7 @@ def _variants(quick: bool) -> list[Variant]:
         return main
     ablation = [
         Variant("tuned + query rewriting", "hybrid", replace(TUNED, rewrite=True)),
+        Variant("tuned + time words stripped", "hybrid", replace(TUNED, strip_time=True)),
         Variant("tuned - time parsing", "hybrid", replace(TUNED, parse_time=False)),
         Variant("tuned - window bonus", "hybrid", replace(TUNED, window_bonus=0.0)),
         Variant("tuned - recency", "hybrid", replace(TUNED, recency_boost=0.0)),
@@ -77,9 +78,9 @@ def _variants(quick: bool) -> list[Variant]:
         Variant("dense + time (no BM25)", "dense", TUNED),
         Variant("keyword + time (no dense)", "keyword", TUNED),
     ]
-    for weight in (0.05, 0.3, 0.5, 1.0):
+    for weight in (0.05, 0.2, 0.3, 0.5, 1.0):
         ablation.append(Variant(f"tuned, keyword weight {weight:g}", "hybrid", replace(TUNED, keyword_weight=weight)))
-    for rrf_k in (3.0, 30.0, 60.0):
+    for rrf_k in (3.0, 20.0, 60.0):
         ablation.append(Variant(f"tuned, rrf k={rrf_k:g}", "hybrid", replace(TUNED, rrf_k=rrf_k)))
     return main + ablation
 

@@ -286,7 +286,7 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
     elif _RECENCY_WORDS.search(text):
         recency = 0.5
     if not cfg.rewrite:
-        text = query or ""
+        text = without_time if cfg.strip_time else (query or "")
     else:
         text = _CHATTER.sub(" ", text)
     search_text = " ".join(text.split()).strip(" ?!.,;:")
@@ -308,24 +308,27 @@ class RankingConfig:
     min-max normalized scores). `window_bonus` is added (as a share of the best fused
     score) to items inside the plan's time window; `recency_boost` likewise scaled by
     `plan.recency_weight` and an exponential decay with `half_life_days`.
-    `rewrite` lets `plan_query` strip chatter and time expressions from the search text;
-    `parse_time` lets it read time windows at all. `dedupe_threshold` is the token
-    Jaccard similarity above which `drop_near_duplicates` keeps only the better item.
+    `rewrite` lets `plan_query` strip chatter and time expressions from the search text,
+    `strip_time` only the time expressions; `parse_time` lets it read time windows at all.
+    `dedupe_threshold` is the token Jaccard similarity above which `drop_near_duplicates`
+    keeps only the better item.
 
     The defaults are the winners of `bench/retrieval_eval.py` on its tuning half (see
-    bench/README.md): dense leads, BM25 is a light tie-breaker (RRF weight 0.15, k=10),
-    time windows and recency matter most for time questions, and stripping chatter from
-    the query ("what did I say about") did not help all-MiniLM-L6-v2, so it is off.
+    bench/README.md): dense leads, BM25 is a light tie-breaker (RRF weight 0.1, k=10),
+    time windows and recency matter most for time questions, and stripping chatter or time
+    words from the query ("what did I say about") did not help all-MiniLM-L6-v2, so both
+    are off.
     """
 
     fusion: str = "rrf"
     dense_weight: float = 1.0
-    keyword_weight: float = 0.15
+    keyword_weight: float = 0.1
     rrf_k: float = 10.0
     window_bonus: float = 1.0
-    recency_boost: float = 0.3
-    half_life_days: float = 14.0
+    recency_boost: float = 0.5
+    half_life_days: float = 7.0
     rewrite: bool = False
+    strip_time: bool = False
     parse_time: bool = True
     dedupe_threshold: float = 0.9
 

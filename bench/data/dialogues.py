@@ -12,6 +12,9 @@ Pure data: imports nothing from the project.
 
 from __future__ import annotations
 
+import random
+from datetime import datetime, timedelta
+
 Turn = tuple[str, str, str, str]
 
 SESSIONS: dict[str, list[list[Turn]]] = {
@@ -545,16 +548,49 @@ GENERIC: list[tuple[str, str]] = [
 ]
 
 
-def filler_turns(user: str, first_day: str = "2026-09-01", days: int = 58, count: int = 36) -> list[Turn]:
-    """`count` generic exchanges for `user`, spread over the weeks, deterministic per user."""
-    import random
-    from datetime import datetime, timedelta
+_CITIES = ("Berlin", "Lyon", "London", "Edinburgh", "Delft", "Amsterdam", "Paris", "Porto", "Taipei",
+           "Mexico City", "Montreal", "Madrid")
+_LANGS = ("German", "Spanish", "French", "Dutch", "Japanese")
+_PHRASES = ("good morning", "where is the station", "the bill, please", "I'm tired", "see you tomorrow",
+            "how much does it cost", "I'm running late", "happy birthday")
 
+
+def _templated(rng: random.Random) -> tuple[str, str]:
+    """One everyday request of the kinds people repeat: weather, sums, units, translations."""
+    kind = rng.randrange(5)
+    if kind == 0:
+        city = rng.choice(_CITIES)
+        day = rng.choice(("today", "tomorrow", "this weekend"))
+        temp = rng.randint(4, 19)
+        return (f"weather in {city} {day}?",
+                f"{city} {day}: around {temp} °C, {rng.choice(('cloudy', 'sunny spells', 'light rain', 'windy'))}.")
+    if kind == 1:
+        a, b = rng.randint(12, 999), rng.randint(2, 99)
+        op, value = rng.choice((("times", a * b), ("plus", a + b), ("minus", a - b)))
+        return f"what's {a} {op} {b}", f"{value}."
+    if kind == 2:
+        n = rng.randint(2, 40)
+        unit, other, factor = rng.choice((("km", "miles", 0.621), ("kg", "lbs", 2.205), ("litres", "gallons", 0.264)))
+        return f"convert {n} {unit} to {other}", f"{n} {unit} is about {n * factor:.1f} {other}."
+    if kind == 3:
+        phrase, lang = rng.choice(_PHRASES), rng.choice(_LANGS)
+        return f"how do you say '{phrase}' in {lang}", f"In {lang} you can say it like this; want the pronunciation too?"
+    city = rng.choice(_CITIES)
+    return f"what time is it in {city}", f"Let me check the clock for {city}: it's mid-afternoon there."
+
+
+def filler_turns(user: str, first_day: str = "2026-09-01", days: int = 58, count: int = 36,
+                 templated: int = 70) -> list[Turn]:
+    """Generic exchanges for `user` spread over the weeks, deterministic per user.
+
+    `count` come from GENERIC (each once) and `templated` from everyday request templates
+    (weather, sums, units, translations), which repeat themselves like real traffic does.
+    """
     rng = random.Random(f"filler:{user}")
-    picks = rng.sample(GENERIC, k=min(count, len(GENERIC)))
+    picks = rng.sample(GENERIC, k=min(count, len(GENERIC))) + [_templated(rng) for _ in range(templated)]
     start = datetime.fromisoformat(first_day)
     turns: list[Turn] = []
     for n, (ask, answer) in enumerate(picks, start=1):
         when = start + timedelta(days=rng.uniform(0, days), hours=rng.uniform(8, 14))
-        turns.append((f"{user}-x-{n:02d}", when.strftime("%Y-%m-%d %H:%M"), ask, answer))
+        turns.append((f"{user}-x-{n:03d}", when.strftime("%Y-%m-%d %H:%M"), ask, answer))
     return turns

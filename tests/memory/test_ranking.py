@@ -126,6 +126,16 @@ def test_rewriting_strips_chatter_and_time_words_when_enabled() -> None:
     assert plan.search_text == "the gym"
 
 
+def test_by_default_the_search_text_is_the_question_as_asked() -> None:
+    plan = plan_query("What did I tell you last week about the gym?", NOW)
+    assert plan.search_text == "What did I tell you last week about the gym"
+
+
+def test_strip_time_removes_only_the_time_expression() -> None:
+    plan = plan_query("What did I tell you last week about the gym?", NOW, replace(DEFAULT_CONFIG, strip_time=True))
+    assert plan.search_text == "What did I tell you about the gym"
+
+
 def test_time_parsing_can_be_turned_off() -> None:
     plan = plan_query("what did I say yesterday?", NOW, replace(DEFAULT_CONFIG, parse_time=False))
     assert plan.since is None and plan.until is None
