@@ -95,6 +95,10 @@ def test_bot_unit_restarts_on_failure_within_a_start_limit(bot_unit: UnitFile) -
     assert bot_unit.value("Unit", "StartLimitBurst") == "5"
 
 
+def test_bot_unit_does_not_restart_on_a_configuration_error(bot_unit: UnitFile) -> None:
+    assert bot_unit.value("Service", "RestartPreventExitStatus") == "2"
+
+
 def test_bot_unit_gives_a_graceful_shutdown_time_to_finish_turns(bot_unit: UnitFile) -> None:
     assert bot_unit.value("Service", "KillSignal") == "SIGTERM"
     assert bot_unit.value("Service", "KillMode") == "mixed"
