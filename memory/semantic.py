@@ -21,8 +21,8 @@ Rules, in one place:
 - User ids: any non-empty string of at most 128 characters without control characters (a
   Discord snowflake, or the console's local user); anything else is refused with ValueError
   in every method alike.
-- Metadata: items record `user_id`, `scope`, `created_at` (epoch seconds from `clock`) and
-  the caller's metadata (channel_id, trace_id, kind, ...), whose values must be str, int,
+- Metadata: items record `user_id`, `scope`, `created_at` (epoch seconds from `clock`, or
+  the caller's own `created_at` number, for imports and evaluations) and the caller's metadata (channel_id, trace_id, kind, ...), whose values must be str, int,
   float or bool (None is dropped, a datetime becomes ISO-8601 text); nested values, other
   types, non-finite floats and the reserved keys are refused with ValueError.
 - Search: `memory.ranking` plans the query (search text, time window, recency), dense
@@ -80,7 +80,7 @@ MAX_METADATA_KEYS = 32
 MAX_METADATA_TEXT = 2_000
 DEFAULT_COLLECTION = "user_memory"
 SEARCH_MODES = ("hybrid", "dense", "keyword")
-RESERVED_KEYS = frozenset({"user_id", "scope", "created_at", "truncated_from"})
+RESERVED_KEYS = frozenset({"user_id", "scope", "truncated_from"})
 _SCOPE = re.compile(r"^(?:|dm|guild:[^\s]{1,64})$")
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 
@@ -277,7 +277,8 @@ class UserMemory:
             return
         self._closed = True
         self._cache.clear()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        # a worker may be waiting on a frozen server (up to http_timeout_s): wait off the loop
+        await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
 
@@ -319,7 +320,10 @@ class UserMemory:
         scope = _check_scope(scope)
         stored, embedded, original = _check_text(text)
         meta: dict[str, Any] = _check_metadata(metadata)
-        meta.update(user_id=user_id, scope=scope or "", created_at=float(now))
+        created = meta.get("created_at", now)
+        if isinstance(created, bool) or not isinstance(created, (int, float)):
+            raise ValueError(f"metadata['created_at'] must be epoch seconds, not {created!r}")
+        meta.update(user_id=user_id, scope=scope or "", created_at=float(created))
         if original is not None:
             meta["truncated_from"] = original
         return uuid.uuid4().hex, stored, embedded, meta

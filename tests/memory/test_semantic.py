@@ -145,6 +145,14 @@ async def test_list_gives_items_oldest_first(memory: UserMemory, clock: Clock) -
     assert [h.text for h in await memory.list(ALICE, scope=GUILD)] == ["first", "third"]
 
 
+async def test_a_caller_may_date_an_item_itself(memory: UserMemory, clock: Clock) -> None:
+    await memory.add_many([(ALICE, "older", {"created_at": clock.now - 3 * DAY}, GUILD),
+                           (ALICE, "newer", None, GUILD)])
+
+    assert [(h.text, h.metadata["created_at"]) for h in await memory.list(ALICE)] == [
+        ("older", clock.now - 3 * DAY), ("newer", clock.now)]
+
+
 async def test_export_is_json_safe_with_time_place_and_caller_metadata(memory: UserMemory, clock: Clock) -> None:
     item_id = await memory.add(ALICE, "I run a bakery", {"channel_id": "7", "trace_id": "t-1"}, GUILD)
 

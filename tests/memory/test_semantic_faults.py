@@ -152,7 +152,8 @@ async def test_a_scope_not_made_by_scope_for_is_refused(memory: UserMemory) -> N
     ({"obj": object()}, "object"),
     ({"score": math.nan}, "finite"),
     ({"user_id": "222"}, "reserved"),
-    ({"created_at": 1.0}, "reserved"),
+    ({"scope": "dm"}, "reserved"),
+    ({"created_at": "yesterday"}, "epoch seconds"),
     ({"": "x"}, "non-empty"),
 ])
 async def test_unusable_metadata_is_refused_by_name_and_nothing_is_stored(memory: UserMemory, metadata: dict,
