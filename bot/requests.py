@@ -33,6 +33,8 @@ class TurnResult:
     "error", "empty", "cooldown" (the pipeline's). ``ok`` is True only for "answered".
     ``error_kind`` names the failure (see bot.errors.sentence_for) when ``ok`` is False.
     ``trace_id`` is set when a trace was stored (answered and step-limit turns).
+    ``elapsed_ms`` is the whole turn; ``queued_ms`` the part spent waiting for the channel's
+    earlier turns and for a free slot (MAX_CONCURRENT_TURNS).
     """
 
     ok: bool
@@ -45,6 +47,7 @@ class TurnResult:
     elapsed_ms: float = 0.0
     error_kind: str | None = None
     memories_used: int = 0
+    queued_ms: float = 0.0
 
     @property
     def total_tokens(self) -> int:

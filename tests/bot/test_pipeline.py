@@ -266,7 +266,8 @@ async def test_one_channels_turns_run_in_order(runtime: Runtime, fake: FakeOpenA
     other = await runtime.pipeline.handle(ask("elsewhere", channel=OTHER_CHANNEL))
     assert other.ok and "start:second" not in order
     release_first.set()
-    await asyncio.gather(first, second)
+    results = await asyncio.gather(first, second)
+    assert results[1].queued_ms > 0 and results[1].elapsed_ms >= results[1].queued_ms
     assert order == ["start:first", "start:elsewhere", "end:elsewhere", "end:first",
                      "start:second", "end:second"]
     assert [m.content for m in await runtime.buffer.recent(CHANNEL)] == [
@@ -461,3 +462,16 @@ async def test_a_turn_cancelled_while_storing_is_stored_whole(runtime: Runtime, 
     assert [m.content for m in buffer] == ["keep me whole", "stored whole"]
     assert trace is not None and len(items) == 1 and items[0].metadata["trace_id"] == trace.trace_id
     assert runtime.pipeline.turns_in_flight == 0
+
+
+async def test_concurrent_turns_each_store_exactly_their_own_memory(make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = lambda request: f"Final Answer: answer to {last_user_text(request)}"
+    users = [f"20000000000000010{i}" for i in range(6)]
+    async with make_runtime(MAX_CONCURRENT_TURNS="6") as rt:
+        results = await asyncio.gather(*(
+            rt.pipeline.handle(ask(f"question of {u}", user=u, channel=f"30000000000000020{i}"))
+            for i, u in enumerate(users)))
+        for user, result in zip(users, results):
+            items = await rt.user_memory.list(user)
+            assert [i.metadata["trace_id"] for i in items] == [result.trace_id]
+            assert f"question of {user}" in items[0].text and f"answer to question of {user}" in items[0].text
