@@ -22,6 +22,7 @@ from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, Trace
 from bot.discord_app.interactions import tell
 from bot.errors import sentence_for
 from bot.pipeline import TurnPipeline
+from memory.errors import MemoryStoreError
 
 __all__ = ["ALLOWED_MENTIONS", "ReactBot", "ShardedReactBot", "create_bot", "intents_for", "policy_for"]
 
@@ -48,12 +49,18 @@ def policy_for(settings: Settings) -> AccessPolicy:
 
 
 class ReactCommandTree(app_commands.CommandTree):
-    """The single error funnel of every slash command: log it, answer the person, go on."""
+    """The single error funnel of every slash command: log it, answer the person, go on.
+
+    The answer goes out whether or not the command had already responded (see `tell`), so no
+    error leaves an interaction unanswered.
+    """
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         name = interaction.command.qualified_name if interaction.command else "?"
         log.error("/%s failed", name, exc_info=error)
-        await tell(interaction, sentence_for("internal"))
+        cause = getattr(error, "original", error)
+        kind = "memory_unavailable" if isinstance(cause, MemoryStoreError) else "internal"
+        await tell(interaction, sentence_for(kind))
 
 
 class _BotCore:
@@ -73,7 +80,6 @@ class _BotCore:
         )
         self.pipeline = pipeline
         self.settings = settings
-        self.command_syncs = 0
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
@@ -91,7 +97,6 @@ class _BotCore:
         else:
             synced = await bot.tree.sync()
             log.info("synced %d slash commands globally (may take up to an hour to appear)", len(synced))
-        self.command_syncs += 1
 
     async def on_message(self, message: discord.Message, /) -> None:
         """Replaces commands.Bot's handler: there are no text commands (only slash commands and
