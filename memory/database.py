@@ -89,6 +89,14 @@ def storable_text(text: str) -> str:
     return text
 
 
+def _probe(path: Path, busy_timeout_s: float) -> None:
+    conn = sqlite3.connect(path, timeout=busy_timeout_s)
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    finally:
+        conn.close()
+
+
 class DatabaseOpener:
     """What ``Database.open`` returns: await it, or use it with ``async with``."""
 
@@ -158,6 +166,9 @@ class Database:
         if path.is_dir():
             raise StoreUnavailable(f"the database path {str(path)!r} is a directory, not a file")
         try:
+            # A plain probe first: an unopenable path or a file that is not SQLite fails here,
+            # before aiosqlite starts its worker thread.
+            await asyncio.to_thread(_probe, path, busy_timeout_s)
             conn = await aiosqlite.connect(path, timeout=busy_timeout_s, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open the database {str(path)!r}: {exc}") from exc
@@ -191,6 +202,8 @@ class Database:
                     supported=SCHEMA_VERSION,
                 )
             pending = [m for m in MIGRATIONS if m.version > found]
+            # Written even when current: a file that cannot be written fails here, at open.
+            await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             if not pending:
                 return
             await self._conn.execute(MIGRATIONS_TABLE)
@@ -203,7 +216,6 @@ class Database:
                     (migration.version, migration.name, now),
                 )
                 log.info("database %s: applied migration %s", self._path, migration.name)
-            await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     async def _user_version(self) -> int:
         rows = await self._conn.execute_fetchall("PRAGMA user_version")

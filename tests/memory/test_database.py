@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,6 +85,60 @@ async def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path: Pat
         await Database.open(path)
     assert str(path) in str(info.value)
     assert path.read_bytes() == garbage
+
+
+OPEN_AND_REPORT = """
+import asyncio, sys
+from memory import Database, StoreUnavailable
+
+async def main():
+    try:
+        await Database.open(sys.argv[1])
+    except StoreUnavailable as exc:
+        print("StoreUnavailable:", exc)
+    else:
+        print("opened")
+
+asyncio.run(main())
+"""
+
+
+def open_without_file_privileges(path: Path) -> subprocess.CompletedProcess[str]:
+    """Open ``path`` in a child process that file permissions apply to (as root: without
+    CAP_DAC_OVERRIDE, through util-linux setpriv)."""
+    command = [sys.executable, "-c", OPEN_AND_REPORT, str(path)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "running as root: util-linux setpriv is needed to drop file privileges"
+        command = [setpriv, "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--", *command]
+    repo = Path(__file__).resolve().parents[2]
+    return subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=60)
+
+
+async def test_a_folder_without_write_permission_is_refused_naming_the_path(tmp_path: Path) -> None:
+    folder = tmp_path / "readonly"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        result = open_without_file_privileges(folder / "bot.sqlite3")
+    finally:
+        folder.chmod(0o755)
+    assert result.stdout.startswith("StoreUnavailable:"), result.stdout + result.stderr
+    assert str(folder / "bot.sqlite3") in result.stdout
+    assert result.stderr == ""
+
+
+async def test_a_read_only_file_is_refused_naming_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "bot.sqlite3"
+    async with Database.open(path):
+        pass
+    path.chmod(0o444)
+    try:
+        result = open_without_file_privileges(path)
+    finally:
+        path.chmod(0o644)
+    assert result.stdout.startswith("StoreUnavailable:"), result.stdout + result.stderr
+    assert str(path) in result.stdout
 
 
 # --- migrations ----------------------------------------------------------------------------
