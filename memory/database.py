@@ -234,10 +234,12 @@ class Database:
     def _in_transaction(self) -> bool:
         return self._depth() > 0
 
-    def _translate(self, exc: sqlite3.Error) -> Exception:
+    def _translate(self, exc: sqlite3.Error) -> StoreUnavailable | None:
+        """The StoreUnavailable for a storage failure; None for errors of the caller's making
+        (constraint violations, misuse), which pass through as sqlite3's own."""
         if isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError:
             return StoreUnavailable(f"database {str(self._path)!r}: {exc}")
-        return exc
+        return None
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
@@ -265,7 +267,7 @@ class Database:
                     raise
             except sqlite3.Error as exc:
                 translated = self._translate(exc)
-                if translated is exc:
+                if translated is None:
                     raise
                 raise translated from exc
             finally:
@@ -295,7 +297,10 @@ class Database:
             try:
                 cursor = await self._conn.execute(sql, params)
             except sqlite3.Error as exc:
-                raise self._translate(exc) from exc
+                translated = self._translate(exc)
+                if translated is None:
+                    raise
+                raise translated from exc
             return cursor.rowcount
         async with self.transaction():
             cursor = await self._conn.execute(sql, params)
@@ -317,7 +322,7 @@ class Database:
                 return list(await self._conn.execute_fetchall(sql, params))
         except sqlite3.Error as exc:
             translated = self._translate(exc)
-            if translated is exc:
+            if translated is None:
                 raise
             raise translated from exc
 

@@ -337,6 +337,23 @@ async def test_a_second_process_sees_only_committed_work(db: Database) -> None:
         other.close()
 
 
+async def test_a_storage_failure_in_use_is_store_unavailable_naming_the_path(
+    db: Database, make_message: Callable[..., BufferedMessage]
+) -> None:
+    other = sqlite3.connect(db.path)
+    other.execute("DROP TABLE buffer_messages")  # the file damaged from outside
+    other.commit()
+    other.close()
+    buffer = ChannelBuffer(db)
+    with pytest.raises(StoreUnavailable) as info:
+        await buffer.append(make_message(0))
+    assert str(db.path) in str(info.value)
+    with pytest.raises(StoreUnavailable):
+        await buffer.recent("100")
+    async with db.transaction():  # the connection is still usable for what remains
+        await db.execute("CREATE TABLE scratch (x)")
+
+
 # --- close ---------------------------------------------------------------------------------
 
 
