@@ -453,13 +453,13 @@ class UserMemory:
         ordered = sorted(entry.items.values(), key=lambda it: (_created(it), it.id))
         return [MemoryHit(it.id, it.text, 0.0, dict(it.metadata)) for it in ordered]
 
-    async def export(self, user_id: str) -> list[dict[str, Any]]:
-        """All of the user's items as JSON-safe dicts, oldest first.
+    async def export(self, user_id: str, scope: str | None = None) -> list[dict[str, Any]]:
+        """The user's items in `scope` (None = all) as JSON-safe dicts, oldest first.
 
         Each: {"id", "text", "scope", "created_at" (ISO-8601 UTC), "metadata" (the caller's)}.
         """
         out = []
-        for hit in await self.list(user_id):
+        for hit in await self.list(user_id, scope):
             meta = dict(hit.metadata)
             created = float(meta.pop("created_at", 0.0))
             meta.pop("user_id", None)

@@ -168,6 +168,14 @@ async def test_export_is_json_safe_with_time_place_and_caller_metadata(memory: U
     }]
 
 
+async def test_export_can_be_limited_to_one_scope(memory: UserMemory) -> None:
+    await memory.add(ALICE, "said in the guild", scope=GUILD)
+    await memory.add(ALICE, "said in private", scope="dm")
+
+    assert [item["text"] for item in await memory.export(ALICE, scope="dm")] == ["said in private"]
+    assert len(await memory.export(ALICE)) == 2
+
+
 async def test_add_many_returns_ids_in_order_and_everything_is_searchable(memory: UserMemory) -> None:
     items = [(ALICE if n % 2 else BOB, f"batch item {n} mentions the colour {c}", {"n": n}, GUILD)
              for n, c in enumerate(["red", "green", "blue", "amber", "violet"] * 60)]
