@@ -15,7 +15,10 @@ asyncio lock serializes transactions and reads so that no task sees another task
 uncommitted rows. ``transaction()`` nests: inside an open transaction of the same task (or of
 tasks it spawned, through a context variable) it becomes a SAVEPOINT, so a store method that
 opens its own transaction can run inside a caller's transaction (buffer + trace atomically).
-Do not run statements of one transaction from concurrent child tasks.
+Child tasks gathered inside a transaction take turns: each statement or nested block holds
+the lock of the level it runs in, so one child's statements never land in another's
+savepoint. A task that outlives the transaction it was started in goes back to the
+Database's lock.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -53,11 +56,12 @@ class _Level:
     ends, so such a task that outlives it goes back to taking the lock.
     """
 
-    __slots__ = ("db", "open")
+    __slots__ = ("db", "lock", "open")
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.open = True
+        self.lock = asyncio.Lock()  # taken by each statement or nested block run at this level
 
 
 # The transaction levels entered in the current context, outermost first.
@@ -128,6 +132,7 @@ class Database:
         self._path = path
         self._lock = asyncio.Lock()
         self._closed = False
+        self._savepoints = 0
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> DatabaseOpener:
@@ -225,14 +230,15 @@ class Database:
         if self._closed:
             raise StoreUnavailable(f"the database {str(self._path)!r} is closed")
 
-    def _depth(self) -> int:
+    def _innermost(self) -> _Level | None:
+        """The innermost open transaction level of this Database in the current context."""
         mine = [level for level in _levels.get() if level.db is self]
         if not mine or not mine[0].open:
-            return 0
-        return sum(1 for level in mine if level.open)
+            return None
+        return [level for level in mine if level.open][-1]
 
     def _in_transaction(self) -> bool:
-        return self._depth() > 0
+        return self._innermost() is not None
 
     def _translate(self, exc: sqlite3.Error) -> StoreUnavailable | None:
         """The StoreUnavailable for a storage failure; None for errors of the caller's making
@@ -242,18 +248,42 @@ class Database:
         return None
 
     @asynccontextmanager
+    async def _translated(self) -> AsyncIterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            translated = self._translate(exc)
+            if translated is None:
+                raise
+            raise translated from exc
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """Exclusive use of the connection for one statement (or one nested block): the
+        innermost open level's lock inside a transaction, else the Database's own lock."""
+        level = self._innermost()
+        if level is not None:
+            async with level.lock, self._translated():
+                yield
+            return
+        async with self._lock, self._translated():
+            self._check_open()
+            yield
+
+    @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """Commit what runs inside on success, roll it back on any exception.
 
-        Nested use (same task, or tasks started inside) is a SAVEPOINT: an inner failure that
-        the caller catches undoes only the inner block.
+        Nested use (the same task, or tasks started inside) is a SAVEPOINT: an inner failure
+        that the caller catches undoes only the inner block.
         """
-        depth = self._depth()
-        if depth:
-            async with self._savepoint(f"sp{depth}"):
-                yield
+        parent = self._innermost()
+        if parent is not None:
+            async with parent.lock, self._translated():
+                async with self._savepoint():
+                    yield
             return
-        async with self._lock:
+        async with self._lock, self._translated():
             self._check_open()
             level = _Level(self)
             token = _levels.set((*_levels.get(), level))
@@ -265,17 +295,14 @@ class Database:
                 except BaseException:
                     await self._conn.rollback()
                     raise
-            except sqlite3.Error as exc:
-                translated = self._translate(exc)
-                if translated is None:
-                    raise
-                raise translated from exc
             finally:
                 level.open = False
                 _levels.reset(token)
 
     @asynccontextmanager
-    async def _savepoint(self, name: str) -> AsyncIterator[None]:
+    async def _savepoint(self) -> AsyncIterator[None]:
+        self._savepoints += 1
+        name = f"sp{self._savepoints}"
         await self._conn.execute(f"SAVEPOINT {name}")
         level = _Level(self)
         token = _levels.set((*_levels.get(), level))
@@ -294,37 +321,23 @@ class Database:
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one writing statement (in the open transaction, or its own); rows changed."""
         if self._in_transaction():
-            try:
+            async with self._turn():
                 cursor = await self._conn.execute(sql, params)
-            except sqlite3.Error as exc:
-                translated = self._translate(exc)
-                if translated is None:
-                    raise
-                raise translated from exc
-            return cursor.rowcount
+                return cursor.rowcount
         async with self.transaction():
             cursor = await self._conn.execute(sql, params)
             return cursor.rowcount
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
-        """Run one writing statement per row, all in one transaction; rows changed."""
+        """Run one writing statement per row, all or none (a savepoint inside a transaction)."""
         async with self.transaction():
             cursor = await self._conn.executemany(sql, rows)
             return cursor.rowcount
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Rows of one query, never seeing another task's uncommitted writes."""
-        try:
-            if self._in_transaction():
-                return list(await self._conn.execute_fetchall(sql, params))
-            async with self._lock:
-                self._check_open()
-                return list(await self._conn.execute_fetchall(sql, params))
-        except sqlite3.Error as exc:
-            translated = self._translate(exc)
-            if translated is None:
-                raise
-            raise translated from exc
+        async with self._turn():
+            return list(await self._conn.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         """The first row of one query, or None."""

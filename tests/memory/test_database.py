@@ -301,6 +301,28 @@ async def test_a_cancelled_transaction_rolls_back_and_the_database_stays_usable(
     assert await contents(db) == ["later"]
 
 
+async def test_children_gathered_in_a_transaction_keep_their_nested_blocks_apart(db: Database) -> None:
+    async def child(name: str, fail: bool) -> None:
+        async with db.transaction():
+            for i in range(3):
+                await db.execute(INSERT, (f"{name}{i}",))
+                await asyncio.sleep(0)
+            if fail:
+                raise LookupError(name)
+
+    async def plain(name: str) -> None:
+        for i in range(3):
+            await db.execute(INSERT, (f"{name}{i}",))
+            await asyncio.sleep(0)
+
+    async with db.transaction():
+        results = await asyncio.gather(
+            child("a", False), child("b", True), plain("p"), child("c", False), return_exceptions=True
+        )
+    assert [type(r) for r in results] == [type(None), LookupError, type(None), type(None)]
+    assert sorted(await contents(db)) == ["a0", "a1", "a2", "c0", "c1", "c2", "p0", "p1", "p2"]
+
+
 async def test_a_task_started_in_a_transaction_that_outlives_it_waits_its_turn(db: Database) -> None:
     go = asyncio.Event()
 
