@@ -78,3 +78,15 @@ async def test_private_ask_with_trace_keeps_the_steps_private(world: World, run_
     followups = [e for e in inter.events if e.kind == "followup"]
     assert followups and all(e.ephemeral for e in followups)
     assert world.dc.threads == []
+
+
+async def test_a_long_ask_answer_continues_in_ordered_followups(world: World, run_bot, fake: FakeOpenAI) -> None:
+    lines = [f"line {i}: " + "text " * 15 for i in range(60)]
+    fake.reply("Final Answer: " + "\n".join(lines))
+    await run_bot()
+    inter = await world.dc.invoke_command(world.general, world.alice, "ask", {"question": "a long one"})
+    await world.dc.wait_for(lambda: any("line 59" in text for text in final_answers(inter)))
+    parts = final_answers(inter)
+    assert len(parts) >= 3 and all(len(part) <= 2000 for part in parts)
+    assert [line.rstrip() for part in parts for line in part.split("\n")] == [line.rstrip() for line in lines]
+    assert [e.kind for e in inter.events if e.status < 300][1:] == ["original_edit"] + ["followup"] * (len(parts) - 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from memory.semantic import scope_for
 from tests.bot.conftest import system_text
 from tests.bot.discord_fixtures import World, answer, final_answers, run_bot, world  # noqa: F401
 from tests.fakes import discord_payloads as p
@@ -95,6 +96,25 @@ async def test_memory_show_lists_what_is_remembered_ephemerally(world: World, ru
     shown = await _last_content(world, inter)
     assert shown.startswith("1. [") and "my favourite colour is teal" in shown
     assert all(e.ephemeral for e in inter.events)
+
+
+async def test_memory_show_pages_a_long_list_with_buttons(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    facts = [f"fact number {i}: " + "something worth remembering " * 5 for i in range(20)]
+    await running.runtime.user_memory.add_many(
+        [(world.alice, fact, {"channel_id": world.general}, scope_for(world.guild)) for fact in facts])
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="show")
+    await world.dc.wait_for_response(inter, "followup")
+    page = world.dc.messages[inter.original_message_id]
+    assert page.ephemeral and page.content.endswith("page 1 of 2")
+    assert len(page.content) <= 2000
+    _previous, following = page.custom_ids()
+    click = await world.dc.click_button(page.id, following, world.alice)
+    await world.dc.wait_for_response(click, "callback")
+    assert page.content.endswith("page 2 of 2")
+    shown = [line for text in (page.edits[0]["content"], page.content) for line in text.splitlines()
+             if "fact number" in line]
+    assert len(shown) == 20
 
 
 async def test_memory_show_of_someone_else_shows_only_their_own(world: World, run_bot, fake: FakeOpenAI) -> None:

@@ -66,6 +66,22 @@ async def test_a_reply_to_the_bot_without_the_ping_is_answered_when_content_is_v
     assert last_user_text(fake.requests[-1]) == "and of Germany?"
 
 
+async def test_a_reply_without_the_ping_that_arrives_blank_is_left_alone(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    # Without the message-content intent Discord blanks such a reply: nothing to answer.
+    fake.replies("Final Answer: Paris.", "Final Answer: Rome.")
+    await run_bot()
+    first = await answer(world, await world.dc.user_says(world.general, world.alice, "capital of France?",
+                                                         mention_bot=True))
+    blank = await world.dc.user_says(world.general, world.alice, "and of Germany?", reply_to=first.id,
+                                     mention_replied=False)
+    served = await answer(world, await world.dc.user_says(world.general, world.alice, "capital of Italy?",
+                                                          mention_bot=True))
+    assert served.content == "Rome."
+    assert not [m for m in sent_by_bot(world, world.general) if m.reference_id == blank.id]
+    assert [last_user_text(r) for r in fake.requests] == ["capital of France?", "capital of Italy?"]
+
+
 async def test_other_chatter_is_kept_as_context_only_with_buffer_all_messages(
         world: World, run_bot, fake: FakeOpenAI) -> None:
     fake.default_content = "Final Answer: ok"

@@ -43,7 +43,11 @@ class MentionsCog(commands.Cog):
         if me in message.mentions:
             return True
         resolved = message.reference.resolved if message.reference is not None else None
-        return isinstance(resolved, discord.Message) and resolved.author.id == me.id
+        if not (isinstance(resolved, discord.Message) and resolved.author.id == me.id):
+            return False
+        # A reply that does not ping the bot arrives blank without the message-content intent:
+        # then there is nothing to answer (rather than "your message was empty").
+        return bool(message.content.strip() or message.attachments)
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
