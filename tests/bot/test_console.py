@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -82,3 +83,19 @@ async def test_a_failing_model_prints_one_sentence_and_the_chat_goes_on(
     assert "The language model had an internal error." in out
     assert "back again" in out
     assert "Traceback" not in err
+
+
+async def test_ctrl_c_at_the_prompt_exits_cleanly(fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "chat", cwd=tmp_path, env=child_env(env),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    seen = b""
+    while b"you> " not in seen:
+        chunk = await asyncio.wait_for(proc.stdout.read(100), 120)
+        assert chunk, "the chat ended before showing its prompt"
+        seen += chunk
+    proc.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0
+    assert "Traceback" not in err.decode()
