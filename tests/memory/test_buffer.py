@@ -128,6 +128,13 @@ async def test_a_newest_message_over_the_budget_comes_alone_cut_with_a_note(
     assert (await buffer.recent("100", limit=1))[0].content == huge  # the stored row is whole
 
 
+async def test_a_budget_too_small_even_for_the_cut_note_gives_an_empty_window(
+    buffer: ChannelBuffer, make_message: Make
+) -> None:
+    await buffer.append(make_message(0, content="z" * 10_000))
+    assert await buffer.recent("100", token_budget=5) == []
+
+
 async def test_a_zero_budget_or_limit_gives_an_empty_window(buffer: ChannelBuffer, make_message: Make) -> None:
     await buffer.append(make_message(0))
     assert await buffer.recent("100", token_budget=0) == []
