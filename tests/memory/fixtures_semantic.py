@@ -1,6 +1,7 @@
 """Fixtures of the semantic-memory tests; test modules import the ones they use.
 
 - `local_embedder` (session): the offline all-MiniLM-L6-v2, loaded once for the whole run.
+- `RecordingEmbedder`: wraps the local embedder and records every call.
 - `clock`: a settable clock (epoch seconds) handed to open_user_memory.
 - `memory`: a UserMemory on an embedded Chroma folder under tmp_path, closed afterwards.
 - `chroma_server` (module): a real `chroma run` server on loopback (tests.fakes.chroma_server).
@@ -9,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+import threading
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,24 @@ class Clock:
 
     def advance(self, days: float = 0.0, seconds: float = 0.0) -> None:
         self.now += days * DAY + seconds
+
+
+class RecordingEmbedder:
+    """The real local embedder, remembering each call: its texts and the thread it ran on."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.calls: list[tuple[list[str], str]] = []
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for texts, _ in self.calls for text in texts]
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append((list(texts), threading.current_thread().name))
+        return self.inner.embed(texts)
 
 
 @pytest.fixture(scope="session")

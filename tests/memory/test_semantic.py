@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from memory.embeddings import LocalEmbedder
 from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
-from tests.memory.fixtures_semantic import DAY, Clock, clock, local_embedder, memory  # noqa: F401
+from tests.memory.fixtures_semantic import DAY, Clock, RecordingEmbedder, clock, local_embedder, memory  # noqa: F401
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
@@ -186,6 +187,17 @@ async def test_add_many_returns_ids_in_order_and_everything_is_searchable(memory
     assert len(await memory.list(ALICE)) == 150
     listed = {h.id: h.metadata["n"] for h in await memory.list(BOB)}
     assert listed == {ids[n]: n for n in range(0, 300, 2)}
+
+
+async def test_add_many_embeds_in_batches_off_the_event_loop(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    recorder = RecordingEmbedder(local_embedder)
+    async with open_user_memory(str(tmp_path / "c"), embedder=recorder) as mem:
+        await mem.add_many([(ALICE, f"short note {n}", None, GUILD) for n in range(300)])
+        await mem.search(ALICE, "note", scope=GUILD)
+
+    assert [len(texts) for texts, _ in recorder.calls] == [256, 44, 1]
+    assert all(thread.startswith("user-memory") for _, thread in recorder.calls)
+    assert threading.main_thread().name not in {thread for _, thread in recorder.calls}
 
 
 async def test_add_many_with_one_bad_item_stores_nothing(memory: UserMemory) -> None:

@@ -13,7 +13,7 @@ from memory.chroma_backend import ChromaStore
 from memory.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import MAX_TEXT_CHARS, UserMemory, open_user_memory, scope_for
-from tests.memory.fixtures_semantic import Clock, clock, local_embedder, memory  # noqa: F401
+from tests.memory.fixtures_semantic import Clock, RecordingEmbedder, clock, local_embedder, memory  # noqa: F401
 
 ALICE = "111111111111111111"
 GUILD = scope_for("900000000000000000")
@@ -78,20 +78,6 @@ async def test_zero_width_characters_do_not_hide_a_word(keyword_memory: UserMemo
     hits = await keyword_memory.search(ALICE, "tomatoes", scope=GUILD)
 
     assert [h.text for h in hits] == [text]
-
-
-class RecordingEmbedder:
-    """The real local embedder, remembering every text it was asked to embed."""
-
-    def __init__(self, inner: LocalEmbedder) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimension = inner.dimension
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
 
 
 async def test_invisible_characters_are_not_embedded_but_are_stored(local_embedder: LocalEmbedder,
