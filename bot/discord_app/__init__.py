@@ -1,7 +1,7 @@
 """The Discord front end: translates Discord events into pipeline requests and sends answers.
 
-Handlers translate; the pipeline (bot.pipeline) decides. Nothing below agent/ or memory/ knows
-this package exists.
+Handlers translate; the pipeline (bot.pipeline) decides. Nothing in agent/ or memory/ imports
+this package; it is the only part of bot/ that imports discord.py.
 """
 
 from __future__ import annotations

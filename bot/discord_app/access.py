@@ -3,6 +3,7 @@
 An empty allow list means "no restriction" for that dimension. A channel is allowed when it, its
 parent channel (for a thread) or its category is listed. Roles only exist in guilds, so a role
 allow list never admits a DM; DMs are governed by ALLOW_DMS alone (plus the block list).
+Pure: imports nothing, not even discord.py.
 """
 
 from __future__ import annotations

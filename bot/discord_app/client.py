@@ -5,6 +5,8 @@ globally), never in `on_ready`, which runs again on every reconnect. Allowed men
 on the client so that every reply, followup and thread post inherits them: no @everyone,
 @here, role or user pings whatever the model writes; only the replied-to asker is pinged.
 With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot).
+Imports the cogs and the pipeline's type; never agent/ or memory/ stores (memory.errors only, to
+name a store failure).
 """
 
 from __future__ import annotations

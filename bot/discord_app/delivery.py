@@ -2,6 +2,7 @@
 
 The client's allowed-mentions (set once on the client, see client.py) apply to every send here,
 so nothing the model writes can ping @everyone, @here, a role or another user.
+Imports discord.py and the pure renderers; never the pipeline.
 """
 
 from __future__ import annotations

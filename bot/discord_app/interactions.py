@@ -1,7 +1,7 @@
 """Small helpers every slash command shares: answering once, refusing politely, parsing links.
 
 `tell` answers an interaction whether or not it was already responded to, so no error path can
-leave one unanswered ("The application did not respond").
+leave one unanswered ("The application did not respond"). Imports discord.py only.
 """
 
 from __future__ import annotations

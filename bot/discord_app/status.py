@@ -4,7 +4,8 @@ Discord rate-limits message edits, so progress is coalesced: `update` only recor
 text, and one background task pushes the newest text through `edit`, then waits `interval`
 before the next push. `close` delivers the last pending text (or, with ``flush=False``, drops
 it: the answer is about to replace the status anyway) and stops the task. An edit that fails is
-logged and dropped: progress is a courtesy and must never end a turn.
+logged and dropped: progress is a courtesy and must never end a turn. Imports agent.events for
+the event types only; never discord.py (the edit is given).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Works on the JSON dicts the trace store keeps (the agent's events' `to_dict()`), so a trace
 written by an older version still renders: unknown event types are skipped, missing fields
-show as blanks. Long fields are cut with a visible note so every message fits Discord's limit.
+show as blanks. Long fields are cut with a visible note so every message fits Discord's limit. Pure text:
+imports neither discord.py nor memory/.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Mentions of the bot are stripped from the text; a text attachment (by file extension, up to a
 size limit) is read into the question, any other attachment is only named. Nothing here sends
-anything to Discord.
+anything to Discord; imports discord.py and bot.requests, never the pipeline.
 """
 
 from __future__ import annotations

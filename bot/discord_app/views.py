@@ -1,6 +1,7 @@
 """Buttons: a pager for long ephemeral lists and a confirm/cancel prompt.
 
 Both only answer the person who opened them; anyone else pressing gets a short refusal.
+Imports discord.py only; never the pipeline (the confirm action is given).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, final_answers, run_bot, world  # noqa: F401
 from tests.fakes import discord_payloads as p
@@ -90,3 +91,15 @@ async def test_a_long_ask_answer_continues_in_ordered_followups(world: World, ru
     assert len(parts) >= 3 and all(len(part) <= 2000 for part in parts)
     assert [line.rstrip() for part in parts for line in part.split("\n")] == [line.rstrip() for line in lines]
     assert [e.kind for e in inter.events if e.status < 300][1:] == ["original_edit"] + ["followup"] * (len(parts) - 1)
+
+
+async def test_ask_with_the_model_down_answers_one_sentence_and_the_next_ask_works(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    fake.error(500).reply("Final Answer: recovered")
+    await run_bot()
+    failed = await world.dc.invoke_command(world.general, world.alice, "ask", {"question": "q1"})
+    await world.dc.wait_for(lambda: final_answers(failed))
+    assert final_answers(failed) == [sentence_for("server_error")]
+    served = await world.dc.invoke_command(world.general, world.alice, "ask", {"question": "q2"})
+    await world.dc.wait_for(lambda: final_answers(served))
+    assert final_answers(served) == ["recovered"]

@@ -1,4 +1,7 @@
-"""The bot's cogs: mentions, /ask, /trace, /memory and /reset, each owning its errors."""
+"""The bot's cogs: mentions, /ask, /trace, /memory and /reset, each owning its errors.
+
+Handlers translate, the pipeline decides: cogs import the pipeline and the discord_app helpers,
+never the agent or the stores themselves."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`/memory show | export | forget`: a person sees, downloads or erases what the bot keeps.
 
-Everything is ephemeral and scoped like recall (what they said in this guild, or in DMs when
-used in a DM); forgetting asks for confirmation with a button first.
+Everything is ephemeral. In a guild it covers what the person said in that guild; in a DM
+(private to them) everything they said anywhere. Forgetting asks for confirmation first.
 """
 
 from __future__ import annotations
