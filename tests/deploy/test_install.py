@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+import subprocess
 from pathlib import Path
 
 from tests.deploy.conftest import (
@@ -14,8 +15,10 @@ from tests.deploy.conftest import (
     CHROMA_UNIT,
     DEPLOY_README,
     ENV_EXAMPLE,
+    INSTALL_SH,
     NAME,
     Installer,
+    require_tool,
 )
 
 UNITS = Path("etc/systemd/system")
@@ -221,3 +224,21 @@ def test_a_python_older_than_3_11_is_refused(run_install: Installer, prefix: Pat
     assert done.returncode == 1
     assert "is not Python 3.11 or newer" in done.stderr
     assert not prefix.joinpath("etc").exists() and actions(prefix) == []
+
+
+def test_without_prefix_it_refuses_to_run_as_a_normal_user(tmp_path: Path) -> None:
+    setpriv = require_tool("setpriv")
+    done = subprocess.run(
+        [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "bash", str(INSTALL_SH), "--no-pip"],
+        capture_output=True, text=True, timeout=60, cwd="/",
+    )
+    assert done.returncode == 1
+    assert "run as root" in done.stderr
+
+
+def test_a_prefix_of_the_real_root_is_a_usage_error(run_install: Installer, tmp_path: Path) -> None:
+    # --source names an empty folder: were the guard broken, the script would still stop
+    # (status 1) before touching the real system.
+    done = run_install("--no-pip", "--source", str(tmp_path), prefix=Path("/"))
+    assert done.returncode == 2
+    assert "--prefix / is the real system" in done.stderr
