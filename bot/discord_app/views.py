@@ -1,6 +1,7 @@
 """Buttons: a pager for long ephemeral lists and a confirm/cancel prompt.
 
-Both only answer the person who opened them; anyone else pressing gets a short refusal.
+Both only answer the person who opened them; anyone else pressing gets a short refusal. When
+they expire, the buttons are taken off the message.
 Imports discord.py only; never the pipeline (the confirm action is given).
 """
 
@@ -36,9 +37,27 @@ def paginate(lines: Sequence[str], page_chars: int = PAGE_CHARS) -> list[str]:
 
 
 class _OwnedView(discord.ui.View):
-    def __init__(self, owner_id: int, timeout: float) -> None:
-        super().__init__(timeout=timeout)
+    """Buttons of one person. Set `origin` to the interaction whose response carries them: when
+    they expire they are taken off that message, so no later click goes unanswered."""
+
+    default_timeout_s = 300.0
+    timeout_text: str | None = None  # replaces the message's text when the buttons expire
+
+    def __init__(self, owner_id: int, timeout: float | None) -> None:
+        super().__init__(timeout=self.default_timeout_s if timeout is None else timeout)
         self.owner_id = owner_id
+        self.origin: discord.Interaction | None = None
+
+    async def on_timeout(self) -> None:
+        if self.origin is None:
+            return
+        try:
+            if self.timeout_text is None:
+                await self.origin.edit_original_response(view=None)
+            else:
+                await self.origin.edit_original_response(content=self.timeout_text, view=None)
+        except discord.HTTPException:
+            log.info("could not take expired buttons off interaction %s", self.origin.id, exc_info=True)
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         if interaction.user.id != self.owner_id:
@@ -50,7 +69,7 @@ class _OwnedView(discord.ui.View):
 class PagerView(_OwnedView):
     """Previous/next buttons over pre-rendered pages."""
 
-    def __init__(self, owner_id: int, pages: Sequence[str], timeout: float = 300) -> None:
+    def __init__(self, owner_id: int, pages: Sequence[str], timeout: float | None = None) -> None:
         super().__init__(owner_id, timeout)
         self.pages = list(pages)
         self.index = 0
@@ -81,7 +100,10 @@ class PagerView(_OwnedView):
 class ConfirmView(_OwnedView):
     """Confirm/cancel; on confirm runs `action`, whose returned text replaces the prompt."""
 
-    def __init__(self, owner_id: int, action: Callable[[], Awaitable[str]], timeout: float = 60) -> None:
+    default_timeout_s = 60.0
+    timeout_text = "Nothing was forgotten: the question expired."
+
+    def __init__(self, owner_id: int, action: Callable[[], Awaitable[str]], timeout: float | None = None) -> None:
         super().__init__(owner_id, timeout)
         self.action = action
 

@@ -103,3 +103,12 @@ async def test_ask_with_the_model_down_answers_one_sentence_and_the_next_ask_wor
     served = await world.dc.invoke_command(world.general, world.alice, "ask", {"question": "q2"})
     await world.dc.wait_for(lambda: final_answers(served))
     assert final_answers(served) == ["recovered"]
+
+
+async def test_ask_in_a_direct_message_is_answered(world: World, run_bot, fake: FakeOpenAI) -> None:
+    fake.reply("Final Answer: hello in private")
+    await run_bot()
+    inter = await world.dc.invoke_command(world.alice_dm, world.alice, "ask", {"question": "hi"})
+    await world.dc.wait_for(lambda: final_answers(inter))
+    assert final_answers(inter) == ["hello in private"]
+    assert world.dc.messages[inter.original_message_id].channel_id == world.alice_dm

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from bot.discord_app.views import ConfirmView
 from memory.semantic import scope_for
 from tests.bot.conftest import system_text
 from tests.bot.discord_fixtures import World, answer, final_answers, run_bot, world  # noqa: F401
@@ -206,3 +209,15 @@ async def test_reset_by_a_moderator_clears_the_channel_buffer(world: World, run_
     fake.reply("Final Answer: hello")
     await answer(world, await world.dc.user_says(world.general, world.alice, "hello again", mention_bot=True))
     assert [m["role"] for m in fake.requests[-1]["messages"]] == ["system", "user"]
+
+
+async def test_an_unanswered_forget_prompt_expires_and_loses_its_buttons(
+        world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ConfirmView, "default_timeout_s", 0.2)
+    running = await run_bot()
+    await _tell_a_fact(world, fake)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
+    await world.dc.wait_for_response(inter, "original_edit")
+    prompt = world.dc.messages[inter.original_message_id]
+    assert prompt.content == ConfirmView.timeout_text and prompt.components == []
+    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1

@@ -64,6 +64,7 @@ class MemoryCog(commands.Cog):
             await interaction.followup.send(pages[0], ephemeral=True)
             return
         view = PagerView(interaction.user.id, pages)
+        view.origin = interaction  # the followup fills the deferred original response
         await interaction.followup.send(view.page_text(), view=view, ephemeral=True)
 
     @memory.command(name="export", description="Download what I remember about you here as JSON")
@@ -87,6 +88,7 @@ class MemoryCog(commands.Cog):
             return f"Done: I forgot {count} item(s)."
 
         view = ConfirmView(interaction.user.id, erase)
+        view.origin = interaction
         await interaction.response.send_message(
             "Erase everything I remember about you here? This cannot be undone.", view=view, ephemeral=True
         )
