@@ -296,7 +296,7 @@ do_uninstall() {
     local unit
     for unit in "$NAME.service" "$CHROMA_UNIT"; do
         if [[ -f $UNIT_DIR/$unit ]]; then
-            manager stop "$unit"
+            manager stop "$unit" || say "could not stop $unit; removing it anyway"
             unit_ctl disable "$unit"
         fi
     done
