@@ -181,3 +181,17 @@ async def test_a_store_failure_on_a_mention_is_one_sentence(world: World, run_bo
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
     assert reply.content == sentence_for("memory_unavailable")
     assert sent_by_bot(world, world.general) == [reply]
+
+
+# ------------------------------------------------------------------ shards
+
+
+async def test_shard_settings_run_the_named_shard_and_serve_its_guilds(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    fake.default_content = "Final Answer: from my shard"
+    shard = (int(world.guild) >> 22) % 2
+    running = await run_bot(SHARD_COUNT="2", SHARD_IDS=str(shard))
+    assert [identify["shard"] for identify in world.dc.identifies] == [[shard, 2]]
+    assert running.bot.shard_ids == [shard]
+    reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
+    assert reply.content == "from my shard"
