@@ -260,7 +260,8 @@ Installed and enabled; this script does not start it. Next, on a first install:
   1. Fill in /etc/$NAME/bot.env (DISCORD_TOKEN, LLM_MODEL, OPENAI_API_KEY, ...).
   2. Check it:   sudo systemd-run --pipe --wait --quiet -p User=$NAME \\
                    -p EnvironmentFile=/etc/$NAME/bot.env -p StateDirectory=$NAME \\
-                   -p Environment=DATA_DIR=/var/lib/$NAME /opt/$NAME/bin/python -m bot check
+                   -p Environment="DATA_DIR=/var/lib/$NAME HF_HUB_OFFLINE=1" \\
+                   /opt/$NAME/bin/python -m bot check
   3. Start it:   sudo systemctl start $NAME
   4. Watch it:   journalctl -u $NAME -f
 After an upgrade: sudo systemctl restart $NAME
