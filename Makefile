@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench venv clean
+.PHONY: run test bench venv system-deps clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,21 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(PY) -m bot
 
-test: $(STAMP)
+# Tools the deploy tests run (systemd-analyze, shellcheck, sqlite3, a C compiler with libseccomp
+# for the sandbox check, setpriv); installed with apt only when one is missing.
+system-deps:
+	@missing=""; \
+	for tool in shellcheck sqlite3 systemd-analyze gcc setpriv; do \
+		command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; \
+	done; \
+	[ -f /usr/include/seccomp.h ] || missing="$$missing libseccomp-dev"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing test tools:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			shellcheck libseccomp-dev sqlite3 systemd gcc util-linux >/dev/null; \
+	fi
+
+test: $(STAMP) system-deps
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
