@@ -41,11 +41,12 @@ def intents_for(settings: Settings) -> discord.Intents:
 
 
 def policy_for(settings: Settings) -> AccessPolicy:
-    return AccessPolicy(
-        allowed_guild_ids=settings.allowed_guild_ids,
-        allowed_channel_ids=settings.allowed_channel_ids,
-        allowed_role_ids=settings.allowed_role_ids,
-        blocked_user_ids=settings.blocked_user_ids,
+    """The operator's ALLOWED_*/BLOCKED_USER_IDS/ALLOW_DMS settings as an access policy."""
+    return AccessPolicy.from_lists(
+        guilds=settings.allowed_guild_ids,
+        channels=settings.allowed_channel_ids,
+        roles=settings.allowed_role_ids,
+        blocked=settings.blocked_user_ids,
         allow_dms=settings.allow_dms,
     )
 
