@@ -16,7 +16,9 @@ once, under MAX_CONCURRENT_TURNS (default 4, the product default; --max-concurre
 Prints: bulk-load rate, turns per second, the pipeline's own overhead per turn p50/p95 (turn
 wall time minus the model's fixed delays minus the time the turn waited for its channel's
 earlier turns or a free slot, TurnResult.queued_ms, which is printed apart), the event loop's
-worst stall (a 10 ms ticker's worst lateness), RSS.
+worst stall (a 10 ms ticker's worst lateness), RSS. The overhead is also split into its two
+store parts (TurnResult.recall_ms and store_ms); the rest is the agent loop, the tool call,
+prompt building and the model sleeps' lateness.
 Targets: overhead p95 <= 80 ms, worst stall <= 50 ms. Figures only; nothing is asserted.
 
     python bench/bot_bench.py
@@ -132,6 +134,8 @@ async def main(args: argparse.Namespace) -> None:
 
             overheads: list[float] = []
             queued: list[float] = []
+            recall: list[float] = []
+            store: list[float] = []
             outcomes: dict[str, int] = {}
             nominal_model_s = 2 * model.delay_s
 
@@ -147,6 +151,8 @@ async def main(args: argparse.Namespace) -> None:
                         wall_ms = (time.perf_counter() - t) * 1000
                         overheads.append(wall_ms - result.queued_ms - nominal_model_s * 1000)
                         queued.append(result.queued_ms)
+                        recall.append(result.recall_ms)
+                        store.append(result.store_ms)
                         outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
 
             stop = asyncio.Event()
@@ -165,6 +171,9 @@ async def main(args: argparse.Namespace) -> None:
         print(f"throughput: {turns / wall:.1f} turns/s ({wall:.1f} s)")
         print(f"pipeline overhead per turn: p50 {pct(overheads, 0.5):.1f} ms, p95 {pct(overheads, 0.95):.1f} ms, "
               f"max {max(overheads):.1f} ms, mean {statistics.fmean(overheads):.1f} ms (target p95 <= 80 ms)")
+        print(f"  of which reading the buffer + searching memory: p50 {pct(recall, 0.5):.1f} ms, "
+              f"p95 {pct(recall, 0.95):.1f} ms; storing the turn (memory add + SQLite): "
+              f"p50 {pct(store, 0.5):.1f} ms, p95 {pct(store, 0.95):.1f} ms")
         print(f"waiting for a slot or the channel (not counted above): p50 {pct(queued, 0.5):.0f} ms, "
               f"p95 {pct(queued, 0.95):.0f} ms")
         print(f"event loop worst stall: {worst[0] * 1000:.1f} ms (target <= 50 ms)")

@@ -202,8 +202,9 @@ class TurnPipeline:
             if self._in_flight == 0:
                 self._idle.set()
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
-                 "outcome=%s%s", req.channel_id, req.user_id, result.steps, result.total_tokens,
-                 result.elapsed_ms, result.queued_ms, result.outcome,
+                 "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
+                 result.steps, result.total_tokens, result.elapsed_ms, result.queued_ms,
+                 result.recall_ms, result.store_ms, result.outcome,
                  f" error={result.error_kind}" if result.error_kind else "")
         log.debug("turn channel=%s question=%r answer=%r", req.channel_id, question, result.text)
         return result
@@ -216,7 +217,9 @@ class TurnPipeline:
         try:
             try:
                 async with asyncio.timeout(self._settings.turn_timeout_s):
+                    mark = self._clock()
                     history, memories = await self._context(req, question)
+                    recall_ms = (self._clock() - mark) * 1000.0
                     budget = fit_context(question, history, memories, budget=self._context_budget)
                     memories_used = len(budget.memories)
                     pending: list[str] = []
@@ -235,7 +238,9 @@ class TurnPipeline:
             if end is None:
                 raise _TurnFailed("no_answer")
             trace_id = uuid.uuid4().hex
+            mark = self._clock()
             await self._persist_whole(req, question, end, events, trace_id, pending)
+            store_ms = (self._clock() - mark) * 1000.0
         except _TurnFailed as failed:
             return self._failure(failed.kind, started, events, memories_used)
         except LLMError as exc:
@@ -261,6 +266,8 @@ class TurnPipeline:
             elapsed_ms=(self._clock() - started) * 1000.0,
             error_kind=None if answered else end.outcome,
             memories_used=memories_used,
+            recall_ms=recall_ms,
+            store_ms=store_ms,
         )
 
     async def _context(self, req: TurnRequest, question: str) -> tuple[list[dict], list[str]]:

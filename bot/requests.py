@@ -34,7 +34,8 @@ class TurnResult:
     ``error_kind`` names the failure (see bot.errors.sentence_for) when ``ok`` is False.
     ``trace_id`` is set when a trace was stored (answered and step-limit turns).
     ``elapsed_ms`` is the whole turn; ``queued_ms`` the part spent waiting for the channel's
-    earlier turns and for a free slot (MAX_CONCURRENT_TURNS).
+    earlier turns and for a free slot (MAX_CONCURRENT_TURNS); ``recall_ms`` reading the buffer
+    and searching memory; ``store_ms`` storing the turn (memory add + SQLite transaction).
     """
 
     ok: bool
@@ -48,6 +49,8 @@ class TurnResult:
     error_kind: str | None = None
     memories_used: int = 0
     queued_ms: float = 0.0
+    recall_ms: float = 0.0
+    store_ms: float = 0.0
 
     @property
     def total_tokens(self) -> int:

@@ -41,6 +41,8 @@ async def test_an_answered_turn_stores_buffer_trace_and_memory(runtime: Runtime,
     assert result.ok and result.outcome == "answered" and result.error_kind is None
     assert result.text == "Miso is a lovely name for a cat."
     assert result.steps == 1 and result.total_tokens > 0
+    assert result.recall_ms > 0 and result.store_ms > 0
+    assert result.elapsed_ms >= result.queued_ms + result.recall_ms + result.store_ms
     assert [type(e) for e in seen] == [ModelCalled, FinalAnswer, RunEnded]
     buffer, trace, items = await stored(runtime)
     assert [(m.role, m.content) for m in buffer] == [
