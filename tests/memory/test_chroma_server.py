@@ -113,6 +113,26 @@ async def test_a_server_that_dies_mid_run_fails_each_call_cleanly(tmp_path: Path
         server.stop()
 
 
+async def test_the_same_memory_works_again_once_the_server_is_back(tmp_path: Path,
+                                                                   local_embedder: LocalEmbedder) -> None:
+    server = ChromaServer(tmp_path / "flaky").start()
+    mem = open_user_memory(host=server.host, port=server.port, embedder=local_embedder)
+    try:
+        await mem.add(ALICE, "I volunteer at the animal shelter", scope="dm")
+        server.kill()
+        with pytest.raises(StoreUnavailable):
+            await mem.add(ALICE, "lost while the server is down", scope="dm")
+
+        server.start()
+
+        await mem.add(ALICE, "I adopted a greyhound from the shelter", scope="dm")
+        assert sorted(h.text for h in await mem.list(ALICE)) == [
+            "I adopted a greyhound from the shelter", "I volunteer at the animal shelter"]
+    finally:
+        await mem.close()
+        server.stop()
+
+
 async def test_a_server_that_stops_answering_times_out_instead_of_hanging(tmp_path: Path,
                                                                           local_embedder: LocalEmbedder) -> None:
     server = ChromaServer(tmp_path / "frozen").start()
