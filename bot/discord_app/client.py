@@ -4,7 +4,8 @@ Slash commands are synced once, in `setup_hook` (to DEV_GUILD_ID at once when se
 globally), never in `on_ready`, which runs again on every reconnect. Allowed mentions are set
 on the client so that every reply, followup and thread post inherits them: no @everyone,
 @here, role or user pings whatever the model writes; only the replied-to asker is pinged.
-With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot).
+With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With another
+DISCORD_API_BASE_URL than Discord's, the gateway URL is asked from that API (GET /gateway/bot).
 Imports the cogs and the pipeline's type; never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
@@ -15,10 +16,11 @@ import logging
 from typing import Any
 
 import discord
+import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot.config import Settings
+from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
 from bot.discord_app.interactions import tell
@@ -86,6 +88,8 @@ class _BotCore:
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
+        if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
+            await self._use_gateway_of_api(bot)
         policy = policy_for(self.settings)
         await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, policy))
         await bot.add_cog(AskCog(self.pipeline, policy))
@@ -100,6 +104,13 @@ class _BotCore:
         else:
             synced = await bot.tree.sync()
             log.info("synced %d slash commands globally (may take up to an hour to appear)", len(synced))
+
+    async def _use_gateway_of_api(self, bot: commands.Bot) -> None:
+        """Another API than Discord's (DISCORD_API_BASE_URL: a test server, a relay) names its
+        own gateway; discord.py's single-connection client would otherwise dial Discord's."""
+        _, url, _ = await bot.http.get_bot_gateway()
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+        log.info("using the gateway %s of %s", url, self.settings.discord_api_base_url)
 
     async def on_message(self, message: discord.Message, /) -> None:
         """Replaces commands.Bot's handler: there are no text commands (only slash commands and

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import yarl
+from discord.gateway import DiscordWebSocket
 
 from bot.config import load_settings
 from bot.discord_app import run_discord
@@ -50,3 +52,18 @@ async def test_a_refused_message_content_intent_names_the_setting(world: World, 
 async def test_run_discord_without_a_token_is_a_config_error(world: World, env: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match="DISCORD_TOKEN is not set"):
         await run_discord(load_settings(env))
+
+
+async def test_the_gateway_is_asked_from_the_configured_api(world: World, env: dict[str, str],
+                                                            fake: FakeOpenAI,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only DISCORD_API_BASE_URL points at the fake: the gateway must come from its /gateway/bot.
+    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL("wss://gateway.invalid/"))
+    task = asyncio.create_task(run_discord(_settings(world, env)))
+    try:
+        await world.dc.wait_until_connected()
+        assert [r.path for r in world.dc.requests if r.path == "/gateway/bot"] == ["/gateway/bot"]
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
