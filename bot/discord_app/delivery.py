@@ -66,10 +66,13 @@ async def post_trace(anchor: discord.Message, trace: TraceLike) -> discord.abc.M
     """Post `trace` step by step in a public thread started from `anchor` (the answer).
 
     An answer already inside a thread gets its trace in that thread (threads do not nest); an
-    answer that already has a thread reuses it. Returns where the trace went.
+    answer that already has a thread reuses it; a DM has no threads, so the steps follow the
+    answer there. Returns where the trace went.
     """
     target: discord.abc.Messageable
-    if isinstance(anchor.channel, discord.Thread):
+    if anchor.guild is None:
+        target = anchor.channel
+    elif isinstance(anchor.channel, discord.Thread):
         target = anchor.channel
     elif anchor.thread is not None:
         target = anchor.thread

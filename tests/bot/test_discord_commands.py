@@ -221,3 +221,28 @@ async def test_an_unanswered_forget_prompt_expires_and_loses_its_buttons(
     prompt = world.dc.messages[inter.original_message_id]
     assert prompt.content == ConfirmView.timeout_text and prompt.components == []
     assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1
+
+
+async def test_manage_messages_in_another_guild_does_not_open_a_trace(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    admins = world.dc.add_role(world.other_guild, "admins", p.MANAGE_MESSAGES)
+    outsider = world.dc.add_member(world.other_guild, name="outsider", roles=[admins])
+    await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    inter = await world.dc.invoke_command(world.elsewhere, outsider, "trace", {"message": _link(world, answer_id)})
+    assert (await _last_content(world, inter)).startswith("Only the person who asked")
+    assert world.dc.threads == []
+
+
+async def test_trace_of_a_dm_answer_follows_it_in_the_dm(world: World, run_bot, fake: FakeOpenAI) -> None:
+    await run_bot()
+    fake.reply(CALCULATE).reply("Final Answer: 42")
+    await answer(world, await world.dc.user_says(world.alice_dm, world.alice, "six times seven?"))
+    inter = await world.dc.invoke_command(world.alice_dm, world.alice, "trace")
+    told = await _last_content(world, inter)
+    assert told == "Trace posted below the answer."
+    posted = [m.content for m in world.dc.messages_in(world.alice_dm)
+              if m.author_id == world.dc.bot_id and not m.interaction_id]
+    assert posted[-1].startswith("**Summary** · 2 steps")
+    assert posted[-3].startswith("**Step 1** · `calculator`")
+    assert world.dc.threads == []

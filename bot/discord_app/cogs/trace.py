@@ -1,7 +1,8 @@
 """`/trace [message]`: the step-by-step trace of an earlier answer, in a thread under it.
 
 The message is a link or an id; by default, the caller's last answer in this channel. Only the
-person who asked, or a member with Manage Messages, may open the trace of someone's answer.
+person who asked, or a member with Manage Messages in the guild of the answer, may open the
+trace of someone's answer.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ class TraceCog(commands.Cog):
         self.pipeline = pipeline
         self.policy = policy
 
+    @staticmethod
+    def _moderates(interaction: discord.Interaction, guild_id: str | None) -> bool:
+        """Manage Messages counts in the guild of the answer only (and a DM has no moderators)."""
+        return (guild_id is not None and str(interaction.guild_id) == guild_id
+                and interaction.permissions.manage_messages)
+
     @app_commands.command(name="trace", description="Show how an answer was reached, step by step")
     @app_commands.describe(message="A link to the answer or its id (default: your last answer here)")
     async def trace(self, interaction: discord.Interaction, message: str | None = None) -> None:
@@ -47,7 +54,7 @@ class TraceCog(commands.Cog):
         if record is None:
             await tell(interaction, "I have no trace for that answer.")
             return
-        if record.user_id != str(interaction.user.id) and not interaction.permissions.manage_messages:
+        if record.user_id != str(interaction.user.id) and not self._moderates(interaction, record.guild_id):
             await tell(interaction, "Only the person who asked, or someone with Manage Messages, can see that trace.")
             return
         if record.message_id is None:
@@ -63,4 +70,7 @@ class TraceCog(commands.Cog):
             await tell(interaction, "That answer's message was deleted, so there is nothing to attach the trace to.")
             return
         where = await post_trace(anchor, record)
-        await tell(interaction, f"Trace posted in {getattr(where, 'mention', 'the thread')}.")
+        if isinstance(where, discord.Thread):
+            await tell(interaction, f"Trace posted in {where.mention}.")
+        else:
+            await tell(interaction, "Trace posted below the answer.")
