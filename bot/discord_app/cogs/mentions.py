@@ -1,7 +1,8 @@
 """Answering messages addressed to the bot: a mention, a reply to the bot, or any DM.
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
-typing indicator shows while the pipeline works; the answer is a reply, split into parts. With
+typing indicator shows while the pipeline works; the answer is a reply, split into parts. A
+flood within USER_COOLDOWN_S gets one polite sentence, then silence until the window ends. With
 BUFFER_ALL_MESSAGES the channel's other chatter is kept as context.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import discord
 from discord.ext import commands
@@ -24,6 +26,8 @@ __all__ = ["MentionsCog"]
 
 log = logging.getLogger(__name__)
 
+_COOLDOWN_NOTICES_MAX = 10_000
+
 
 class MentionsCog(commands.Cog):
     """Listens to messages and answers the ones addressed to the bot."""
@@ -33,6 +37,19 @@ class MentionsCog(commands.Cog):
         self.pipeline = pipeline
         self.settings = settings
         self.policy = policy
+        self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
+
+    def _first_cooldown_notice(self, user_id: str) -> bool:
+        """Whether to tell `user_id` about the cooldown: once per cooldown window, so that a
+        flood of messages gets one polite sentence, not a flood of them."""
+        now = time.monotonic()
+        window = self.settings.user_cooldown_s
+        if now - self._cooldown_notices.get(user_id, -window) < window:
+            return False
+        if len(self._cooldown_notices) > _COOLDOWN_NOTICES_MAX:
+            self._cooldown_notices = {u: t for u, t in self._cooldown_notices.items() if now - t < window}
+        self._cooldown_notices[user_id] = now
+        return True
 
     def _is_addressed(self, message: discord.Message) -> bool:
         me = self.bot.user
@@ -80,8 +97,9 @@ class MentionsCog(commands.Cog):
         if message.attachments:
             extra = await attachments_text(message.attachments, self.settings.attachment_max_bytes)
             text = f"{text}\n\n{extra}".strip()
-        # The turn joins its channel's queue now, before any await, so that one channel's
-        # messages are answered in the order they arrived.
+        # The turn joins its channel's queue now, with no await between the message's arrival
+        # and this point (except for an attachment's download), so that one channel's messages
+        # are answered in the order they arrived.
         turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text)),
                                    name=f"turn-{message.id}")
         try:
@@ -90,6 +108,8 @@ class MentionsCog(commands.Cog):
         except discord.HTTPException:  # the typing indicator failed; the answer still goes out
             log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
             result = await turn
+        if result.outcome == "cooldown" and not self._first_cooldown_notice(str(message.author.id)):
+            return
         sent = await reply_in_parts(message, result.text)
         if result.trace_id is not None:
             await self.pipeline.attach_message(result.trace_id, str(sent.id))
