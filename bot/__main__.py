@@ -26,8 +26,6 @@ from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from memory.errors import MemoryStoreError
 
-log = logging.getLogger("bot")
-
 EXIT_CONFIG = 2
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 import threading
 from collections.abc import Callable
@@ -33,8 +32,6 @@ from bot.requests import TurnRequest
 from bot.runtime import Runtime
 
 __all__ = ["CONSOLE_CHANNEL", "CONSOLE_USER", "ConsoleChat", "run_console"]
-
-log = logging.getLogger(__name__)
 
 CONSOLE_USER = "console"
 CONSOLE_CHANNEL = "console"

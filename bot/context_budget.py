@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from memory.tokens import estimate_tokens
 
-__all__ = ["CUT_NOTE", "MESSAGE_OVERHEAD_TOKENS", "KEEP_RECENT", "MIN_BUDGET_TOKENS", "Budgeted", "cut_to_tokens", "fit_context",
-           "message_tokens"]
+__all__ = ["CUT_NOTE", "KEEP_RECENT", "MESSAGE_OVERHEAD_TOKENS", "MIN_BUDGET_TOKENS", "Budgeted",
+           "cut_to_tokens", "fit_context", "message_tokens"]
 
 CUT_NOTE = "\n[... cut: message too long]"
 MESSAGE_OVERHEAD_TOKENS = 4

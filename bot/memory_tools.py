@@ -11,7 +11,6 @@ Part of bot/: joins agent/ (tools) and memory/ (the store).
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,8 +18,6 @@ from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from memory.semantic import scope_for
 
 __all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line"]
-
-log = logging.getLogger(__name__)
 
 MAX_FACT_CHARS = 1000
 MAX_FACTS_PER_TURN = 5

@@ -13,10 +13,12 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    it to MAX_CONTEXT_TOKENS (bot.context_budget), run the agent with per-turn memory tools,
    streaming every event to ``on_event`` (a failing callback is logged, never fatal).
 4. Persist, so that no half turn is kept: first the exchange (and facts the person asked to
-   keep) to semantic memory (writes of concurrent turns coalesced into one add_many), then the user message + answer (buffer) and the trace in ONE
-   SQLite transaction; if that transaction fails the memory items just added are deleted
-   again. Question and answer are stored together at the end of the turn (same time, in
-   order), so the buffer holds whole exchanges in the order the channel answered them. A model or store failure stores nothing and returns one sentence (bot.errors).
+   keep) to semantic memory (writes of concurrent turns coalesced into one add_many), then
+   the user message + answer (buffer) and the trace in ONE SQLite transaction; if that
+   transaction fails the memory items just added are deleted again. Question and answer are
+   stored together at the end of the turn (same time, in order), so the buffer holds whole
+   exchanges in the order the channel answered them. A model or store failure stores nothing
+   and returns one sentence (bot.errors). A turn cancelled while storing finishes storing.
 
 Step limit / no usable answer: the agent ends honestly, so the trace IS stored (the person can
 open it and see why), but neither the buffer nor semantic memory gets the turn: a non-answer in

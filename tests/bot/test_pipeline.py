@@ -7,13 +7,28 @@ import asyncio
 import json
 from typing import Any
 
-from agent.events import AgentEvent, FinalAnswer, ModelCalled, RunEnded, ToolFinished, ToolStarted
+from agent.events import (
+    AgentEvent,
+    FinalAnswer,
+    ModelCalled,
+    RunEnded,
+    ToolFinished,
+    ToolStarted,
+)
 from bot.context_budget import CUT_NOTE
 from bot.errors import sentence_for
 from bot.runtime import Runtime
 from memory.tokens import estimate_tokens
-from tests.bot.conftest import (ALICE, BOB, GUILD, OTHER_GUILD, ask, last_user_text,
-                                request_text, system_text)
+from tests.bot.conftest import (
+    ALICE,
+    BOB,
+    GUILD,
+    OTHER_GUILD,
+    ask,
+    last_user_text,
+    request_text,
+    system_text,
+)
 from tests.fakes.openai_server import FakeOpenAI
 
 CHANNEL = "300000000000000001"
@@ -163,8 +178,8 @@ async def test_global_scope_recalls_everywhere(make_runtime, fake: FakeOpenAI) -
 async def test_the_memory_tool_cannot_read_another_users_memory(runtime: Runtime, fake: FakeOpenAI) -> None:
     fake.reply("Final Answer: I'll keep your PIN safe.")
     await runtime.pipeline.handle(ask("My PIN is 4321.", user=BOB, name="Bob", channel=OTHER_CHANNEL))
-    fake.reply('Action: recall_memory\nAction Input: {"query": "PIN", "user_id": "%s"}' % BOB)
-    fake.reply('Action: recall_memory\nAction Input: {"query": "PIN of user %s"}' % BOB)
+    fake.reply(f'Action: recall_memory\nAction Input: {{"query": "PIN", "user_id": "{BOB}"}}')
+    fake.reply(f'Action: recall_memory\nAction Input: {{"query": "PIN of user {BOB}"}}')
     fake.reply("Final Answer: I found nothing.")
     events: list[AgentEvent] = []
 
@@ -473,7 +488,7 @@ async def test_concurrent_turns_each_store_exactly_their_own_memory(make_runtime
         results = await asyncio.gather(*(
             rt.pipeline.handle(ask(f"question of {u}", user=u, channel=f"30000000000000020{i}"))
             for i, u in enumerate(users)))
-        for user, result in zip(users, results):
+        for user, result in zip(users, results, strict=True):
             items = await rt.user_memory.list(user)
             assert [i.metadata["trace_id"] for i in items] == [result.trace_id]
             assert f"question of {user}" in items[0].text and f"answer to question of {user}" in items[0].text
