@@ -12,25 +12,22 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import pytest
 from discord.ext import commands
 
 from bot.config import load_settings
 from bot.discord_app import create_bot
+from bot.pipeline import TurnPipeline
 from bot.runtime import Runtime
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import FakeDiscord, FakeInteraction, FakeMessage
-from tests.fakes.openai_server import FakeOpenAI
 
 __all__ = [
     "BotUnderTest",
     "World",
     "answer",
     "final_answers",
-    "model_saw",
     "run_bot",
     "sent_by_bot",
     "world",
@@ -94,7 +91,7 @@ class BotUnderTest:
         self.task = task
 
     @property
-    def pipeline(self) -> Any:
+    def pipeline(self) -> TurnPipeline:
         return self.runtime.pipeline
 
     async def stop(self) -> None:
@@ -121,7 +118,11 @@ async def run_bot(world: World, env: dict[str, str]) -> AsyncIterator[Callable[.
         })
         runtime = Runtime(settings)
         await runtime.__aenter__()
-        bot = create_bot(runtime.pipeline, settings, guild_ready_timeout=GUILD_READY_TIMEOUT_S)
+        try:
+            bot = create_bot(runtime.pipeline, settings, guild_ready_timeout=GUILD_READY_TIMEOUT_S)
+        except BaseException:
+            await runtime.__aexit__(None, None, None)
+            raise
         task = asyncio.create_task(bot.start(settings.discord_token or ""), name="bot-under-test")
         running = BotUnderTest(runtime, bot, task)
         started.append(running)
@@ -149,12 +150,6 @@ async def answer(world: World, asked: FakeMessage, *, timeout: float = 15.0) -> 
 def sent_by_bot(world: World, channel: str) -> list[FakeMessage]:
     """What our bot (not any other bot account) posted in ``channel``, oldest first."""
     return [m for m in world.dc.bot_messages(channel) if m.author_id == world.dc.bot_id]
-
-
-def model_saw(openai: FakeOpenAI, needle: str) -> list[dict[str, Any]]:
-    """The chat requests whose messages contain ``needle``."""
-    return [r for r in openai.requests
-            if any(needle in str(m.get("content") or "") for m in r.get("messages") or [])]
 
 
 def final_answers(inter: FakeInteraction) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import discord
 from discord import app_commands
 from discord.ext import commands

@@ -8,7 +8,6 @@ private answer, as private followups instead: a public thread would leak it).
 
 from __future__ import annotations
 
-
 import discord
 from discord import app_commands
 from discord.ext import commands

@@ -7,7 +7,6 @@ trace of someone's answer.
 
 from __future__ import annotations
 
-
 import discord
 from discord import app_commands
 from discord.ext import commands
