@@ -162,10 +162,11 @@ def _table(title: str, ranks: dict[str, dict[str, int | None]], names: list[str]
         halves[_half(q[0])].append(q[0])
     time_qs = [q[0] for q in QUESTIONS if "time" in q[5]]
     para_qs = [q[0] for q in QUESTIONS if "para" in q[5]]
+    name_qs = [q[0] for q in QUESTIONS if "name" in q[5]]
     print(f"\n## {title}  (tune n={len(halves['tune'])}, held-out n={len(halves['held-out'])}, "
-          f"time n={len(time_qs)}, paraphrase n={len(para_qs)})")
+          f"time n={len(time_qs)}, paraphrase n={len(para_qs)}, by-name n={len(name_qs)})")
     print(f"{'variant':34} | {'tuning half: R@1  R@5  R@10  MRR':34} | {'held-out half: R@1  R@5  R@10  MRR':35} "
-          f"| all MRR | time R@5 | para R@5")
+          f"| all MRR | time R@5 | para R@5 | name R@5")
     for name in names:
         per = ranks[name]
         cells = []
@@ -175,7 +176,9 @@ def _table(title: str, ranks: dict[str, dict[str, int | None]], names: list[str]
         all_mrr = _metrics(list(per.values()))[3]
         t5 = _metrics([per[q] for q in time_qs])[1]
         p5 = _metrics([per[q] for q in para_qs])[1]
-        print(f"{name:34} | {'':13}{cells[0]:21} | {'':14}{cells[1]:21} | {all_mrr:.3f}   | {t5:.2f}     | {p5:.2f}")
+        n5 = _metrics([per[q] for q in name_qs])[1]
+        print(f"{name:34} | {'':13}{cells[0]:21} | {'':14}{cells[1]:21} | {all_mrr:.3f}   | {t5:.2f}     "
+              f"| {p5:.2f}     | {n5:.2f}")
 
 
 async def main() -> None:
