@@ -67,7 +67,7 @@ MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characte
 PERSONA_SLACK_TOKENS = 150     # room for an operator's persona longer than the default
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
 EXCHANGE_QUESTION_CHARS = 2000
-EXCHANGE_ANSWER_CHARS = 2000
+EXCHANGE_ANSWER_CHARS = 1900     # metadata strings over 2,000 characters are refused
 CHATTER_MAX_CHARS = 4000
 
 
@@ -75,13 +75,14 @@ def exchange_item(req: TurnRequest, question: str, answer: str,
                   trace_id: str) -> tuple[str, dict[str, Any]]:
     """What one answered exchange puts in the person's semantic memory: (text, metadata).
 
-    Kept in one place so that the unit of memory is easy to change when the retrieval
-    evaluation (bench/) says so. Now: the person's message and the answer as one item.
+    The text (what is embedded and keyword-indexed) is the person's message alone; the answer
+    rides along in metadata, unindexed. The retrieval evaluation (bench/retrieval_eval.py,
+    figures in bench/README.md) measured this unit against the whole exchange: MRR 0.793 vs
+    0.759, recall@5 0.96 vs 0.91 (the bot's wording drowns what the person said).
     """
     q = question if len(question) <= EXCHANGE_QUESTION_CHARS else question[:EXCHANGE_QUESTION_CHARS] + " [...]"
     a = answer if len(answer) <= EXCHANGE_ANSWER_CHARS else answer[:EXCHANGE_ANSWER_CHARS] + " [...]"
-    text = f"User: {q}\nAssistant: {a}"
-    return text, {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange"}
+    return q, {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange", "answer": a}
 
 
 @dataclass(slots=True)
@@ -165,6 +166,8 @@ class TurnPipeline:
         self._last_turn: dict[str, float] = {}
         self._accepting = True
         self._in_flight = 0
+        self._turn_tasks: set[asyncio.Task[Any]] = set()
+        self._abandoned: set[asyncio.Task[Any]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
         system_prompt = build_system_prompt(tools.merged(self._memory_tools.for_turn([])),
@@ -191,12 +194,23 @@ class TurnPipeline:
         slot.users += 1
         self._in_flight += 1
         self._idle.clear()
+        task = asyncio.current_task()
+        if task is not None:
+            self._turn_tasks.add(task)
         try:
             async with slot.lock, self._semaphore:
                 queued_ms = (self._clock() - started) * 1000.0
                 result = await self._turn(req, question, on_event, started)
             result = dataclasses.replace(result, queued_ms=queued_ms)
+        except asyncio.CancelledError:
+            if task is None or task not in self._abandoned:
+                raise
+            task.uncancel()  # abandoned at shutdown: the person is told, nothing was stored
+            result = self._refusal("shutting_down", started)
         finally:
+            if task is not None:
+                self._turn_tasks.discard(task)
+                self._abandoned.discard(task)
             slot.users -= 1
             if slot.users == 0 and self._slots.get(req.channel_id) is slot:
                 del self._slots[req.channel_id]
@@ -413,6 +427,15 @@ class TurnPipeline:
         except TimeoutError:
             return False
         return True
+
+    def abandon_turns(self) -> int:
+        """Shutdown ran out of time: cancel the turns still running or queued. Each returns
+        the "restarting" sentence to its caller; one cancelled while storing finishes storing
+        first (whole turns only). Returns how many were abandoned."""
+        for task in self._turn_tasks:
+            self._abandoned.add(task)
+            task.cancel()
+        return len(self._turn_tasks)
 
     @property
     def turns_in_flight(self) -> int:

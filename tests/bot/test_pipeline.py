@@ -491,4 +491,5 @@ async def test_concurrent_turns_each_store_exactly_their_own_memory(make_runtime
         for user, result in zip(users, results, strict=True):
             items = await rt.user_memory.list(user)
             assert [i.metadata["trace_id"] for i in items] == [result.trace_id]
-            assert f"question of {user}" in items[0].text and f"answer to question of {user}" in items[0].text
+            assert items[0].text == f"question of {user}"
+            assert items[0].metadata["answer"] == f"answer to question of {user}"
