@@ -1,12 +1,16 @@
-"""`python -m bot [run|chat]`: the Discord bot when DISCORD_TOKEN is set, else the console chat.
+"""`python -m bot [run|chat|check]`: the Discord bot, the console chat, or the configuration check.
 
     python -m bot        Discord with DISCORD_TOKEN, else the console chat
     python -m bot chat   the console chat (same pipeline and storage)
     python -m bot run    the Discord bot (an error line without DISCORD_TOKEN)
+    python -m bot check  one line per check (configuration, data folder, SQLite, Chroma,
+                         embeddings, model endpoint, Discord token); exit 0 only if all pass
 
 Reads .env from the current folder first (variables already set win). A configuration or
 store problem prints one line "config error: ..." on stderr and exits 2, never a traceback.
-The only place in bot/ that reads os.environ.
+SIGTERM and SIGINT stop gracefully (bot.shutdown): running turns finish within
+SHUTDOWN_TIMEOUT_S, the rest get a "restarting" sentence, the stores are closed, exit 0.
+Logging: bot.logging_setup. The only place in bot/ that reads os.environ.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import logging
 import os
 import sys
 from pathlib import Path
@@ -24,18 +27,11 @@ from dotenv import load_dotenv
 from agent.errors import ConfigError as AgentConfigError
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
+from bot.logging_setup import configure_logging
+from bot.shutdown import StopSignal, serve_until_stopped
 from memory.errors import MemoryStoreError
 
 EXIT_CONFIG = 2
-
-
-def configure_logging(level: str) -> None:
-    """Plain text to stderr (journald adds the time); discord.py's own logs at WARNING."""
-    logging.basicConfig(level=level, stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s", force=True)
-    logging.getLogger("discord").setLevel(max(logging.WARNING, logging.getLevelName(level)))
-    for noisy in ("httpx", "httpcore", "openai", "chromadb", "sentence_transformers"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def _require_model(settings: Settings) -> None:
@@ -43,36 +39,61 @@ def _require_model(settings: Settings) -> None:
         raise ConfigError(settings.agent.missing())
 
 
-def _chat(settings: Settings, explicit_log_level: bool) -> int:
-    from bot.console import run_console
+async def _console(settings: Settings) -> int:
+    from bot.console import ConsoleChat
     from bot.runtime import Runtime
 
+    stop = StopSignal()
+    with stop.installed():
+        async with Runtime(settings) as runtime:
+            code = await serve_until_stopped(ConsoleChat(runtime).run(), runtime.pipeline, stop,
+                                             timeout_s=settings.shutdown_timeout_s)
+    return 0 if code is None else int(code)
+
+
+def _chat(settings: Settings, explicit_log_level: bool) -> int:
     # A person at the terminal: no cooldown, and only warnings on stderr unless asked.
     configure_logging(settings.log_level if explicit_log_level else "WARNING")
-    chat_settings = dataclasses.replace(settings, user_cooldown_s=0.0)
-    return asyncio.run(run_console(lambda: Runtime(chat_settings)))
+    return asyncio.run(_console(dataclasses.replace(settings, user_cooldown_s=0.0)))
+
+
+async def _serve_discord(settings: Settings) -> None:
+    from bot.discord_app import run_discord  # imported here: the console works without it
+
+    stop = StopSignal()
+    with stop.installed():
+        await run_discord(settings, stop)
 
 
 def _discord(settings: Settings) -> int:
     if not settings.has_discord_token:
         raise ConfigError("DISCORD_TOKEN is not set: `python -m bot run` needs a bot token "
                           "(or use `python -m bot chat` for the console)")
-    from bot.discord_app import run_discord  # imported here: the console works without it
-
     configure_logging(settings.log_level)
-    asyncio.run(run_discord(settings))
+    asyncio.run(_serve_discord(settings))
     return 0
+
+
+def _check() -> int:
+    from bot.check import run_checks
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    configure_logging("ERROR")
+    return run_checks(os.environ, sys.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bot",
         description="A Discord bot driven by a ReAct agent, or the same bot as a console chat.")
-    parser.add_argument("command", nargs="?", choices=("run", "chat"),
+    parser.add_argument("command", nargs="?", choices=("run", "chat", "check"),
                         help="run: the Discord bot; chat: the console chat "
-                             "(default: run when DISCORD_TOKEN is set, else chat)")
+                             "(default: run when DISCORD_TOKEN is set, else chat); "
+                             "check: test the configuration and every dependency")
     args = parser.parse_args(argv)
     load_dotenv(Path.cwd() / ".env", override=False)
+    if args.command == "check":
+        return _check()
     try:
         settings = load_settings(os.environ)
         command = args.command or ("run" if settings.has_discord_token else "chat")

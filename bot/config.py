@@ -17,6 +17,7 @@ Bot variables (empty values count as unset):
     SHARD_COUNT            total shards (unset = let Discord decide / one process)
     SHARD_IDS              comma-separated shard ids this process runs (needs SHARD_COUNT)
     TURN_TIMEOUT_S         a whole turn's time limit in seconds (default 180)
+    SHUTDOWN_TIMEOUT_S     on SIGTERM/SIGINT, seconds running turns get to finish (default 60)
 
 The agent's variables are read by agent.config, memory's by memory.config; their ConfigErrors
 come out as this module's ConfigError with the same text. Never reads os.environ itself.
@@ -72,6 +73,7 @@ class Settings:
     shard_count: int | None = None
     shard_ids: tuple[int, ...] | None = None
     turn_timeout_s: float = 180.0
+    shutdown_timeout_s: float = 60.0
 
     @property
     def has_discord_token(self) -> bool:
@@ -230,6 +232,7 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         shard_count=shard_count,
         shard_ids=shard_ids,
         turn_timeout_s=_float(env, "TURN_TIMEOUT_S", 180.0, low=0.0, positive=True),
+        shutdown_timeout_s=_float(env, "SHUTDOWN_TIMEOUT_S", 60.0, low=0.0),
     )
     log.debug("bot settings: %r", settings)
     return settings

@@ -9,6 +9,8 @@ server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the Tool
 the built-in tools; the LLMClient; the Agent; the TurnPipeline. A store that cannot open raises
 memory's StoreUnavailable / SchemaVersionError (one clear line, shown by bot.__main__), after
 closing whatever was already open. Used by the console chat and the Discord client alike.
+With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
+then once a day by a background task (stopped on close).
 
 Part of bot/.
 """
@@ -16,8 +18,10 @@ Part of bot/.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -39,6 +43,7 @@ __all__ = ["Runtime"]
 log = logging.getLogger(__name__)
 
 TOOL_HTTP_TIMEOUT_S = 10.0
+PRUNE_INTERVAL_S = 24 * 3600.0
 
 
 class Runtime:
@@ -49,8 +54,9 @@ class Runtime:
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
-                 persona: str | None = None) -> None:
+                 persona: str | None = None, prune_interval_s: float = PRUNE_INTERVAL_S) -> None:
         self.settings = settings
+        self._prune_interval_s = prune_interval_s
         self._embedder = embedder
         self._llm_given = llm
         self._persona = persona
@@ -95,6 +101,10 @@ class Runtime:
                                max_steps=s.agent.max_steps, persona=self._persona)
             self.pipeline = TurnPipeline(self.agent, self.tools, self.buffer, self.traces,
                                          self.db, self.user_memory, s)
+            if s.memory.buffer_retention_days > 0:
+                await self.prune_buffer()
+                pruner = asyncio.create_task(self._prune_daily(), name="buffer-retention")
+                stack.push_async_callback(_cancel, pruner)
         except BaseException:
             await stack.aclose()
             raise
@@ -104,7 +114,28 @@ class Runtime:
                  ", ".join(self.tools.names()))
         return self
 
+    async def prune_buffer(self) -> int:
+        """Delete channel messages older than BUFFER_RETENTION_DAYS (0: keep all); how many."""
+        days = self.settings.memory.buffer_retention_days
+        if days <= 0:
+            return 0
+        return await self.buffer.prune(datetime.now(UTC) - timedelta(days=days))
+
+    async def _prune_daily(self) -> None:
+        while True:
+            await asyncio.sleep(self._prune_interval_s)
+            try:
+                await self.prune_buffer()
+            except Exception:
+                log.exception("pruning the channel buffer failed; trying again next time")
+
     async def __aexit__(self, *exc: object) -> None:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -6,29 +6,60 @@ this package; it is the only part of bot/ that imports discord.py.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 import discord
+from discord.ext import commands
 
 from bot.config import Settings
 from bot.discord_app.client import create_bot
 from bot.errors import ConfigError
 from bot.runtime import Runtime
+from bot.shutdown import StopSignal, serve_until_stopped
 
 __all__ = ["create_bot", "run_discord"]
 
 log = logging.getLogger(__name__)
 
+DELIVERY_GRACE_S = 10.0   # after the drain, for the last answers to reach Discord
 
-async def run_discord(settings: Settings) -> None:
-    """Open the stores, log in and serve until the connection is closed."""
+
+def _handler_tasks() -> set[asyncio.Task[Any]]:
+    """discord.py's running event handlers (a mention being answered) and slash commands."""
+    me = asyncio.current_task()
+    return {t for t in asyncio.all_tasks()
+            if t is not me and not t.done()
+            and (t.get_name().startswith("discord.py: on_") or t.get_name() == "CommandTree-invoker")}
+
+
+async def _deliver_and_close(bot: commands.Bot) -> None:
+    """Let handlers send what the drained turns answered (replies, "restarting"), then log out."""
+    pending = _handler_tasks()
+    if pending:
+        _, late = await asyncio.wait(pending, timeout=DELIVERY_GRACE_S)
+        if late:
+            log.warning("shutdown: %d Discord handler(s) still running; closing anyway", len(late))
+    await bot.close()
+
+
+async def run_discord(settings: Settings, stop: StopSignal | None = None) -> None:
+    """Open the stores, log in and serve until the connection is closed or ``stop`` is
+    requested (then shut down gracefully: see bot.shutdown); the stores close on the way out."""
     if not settings.discord_token:
         raise ConfigError("DISCORD_TOKEN is not set; the Discord bot cannot log in")
     async with Runtime(settings) as runtime:
         bot = create_bot(runtime.pipeline, settings)
         async with bot:
             try:
-                await bot.start(settings.discord_token)
+                serve = bot.start(settings.discord_token)
+                if stop is None:
+                    await serve
+                else:
+                    await serve_until_stopped(serve, runtime.pipeline, stop,
+                                              timeout_s=settings.shutdown_timeout_s,
+                                              finish=lambda _task: _deliver_and_close(bot))
             except discord.LoginFailure:
                 raise ConfigError("DISCORD_TOKEN was not accepted by Discord (check the bot token)") from None
             except discord.PrivilegedIntentsRequired:
