@@ -86,23 +86,26 @@ async def test_a_5000_character_answer_arrives_as_ordered_parts_with_intact_code
 # ------------------------------------------------------------------ order and concurrency
 
 
-def _echo_slowly_when_asked(delay: float) -> Any:
+def _echo(gate: asyncio.Event | None = None) -> Any:
+    """A model that answers "re: <question>"; questions with "slow" wait for ``gate`` first."""
     async def respond(request: dict[str, Any]) -> str:
         question = last_user_text(request)
-        if "slow" in question:
-            await asyncio.sleep(delay)
+        if gate is not None and "slow" in question:
+            await gate.wait()
         return f"Final Answer: re: {question}"
     return respond
 
 
 async def test_two_channels_are_answered_concurrently(world: World, run_bot, fake: FakeOpenAI) -> None:
-    fake.responder = _echo_slowly_when_asked(1.0)
+    gate = asyncio.Event()
+    fake.responder = _echo(gate)
     await run_bot()
     slow = await world.dc.user_says(world.general, world.alice, "a slow question", mention_bot=True)
     await world.dc.wait_for(lambda: fake.requests)  # channel A's turn is with the model
     quick = await world.dc.user_says(world.random, world.bob, "a quick question", mention_bot=True)
-    quick_reply = await answer(world, quick)
+    quick_reply = await answer(world, quick)  # while channel A's turn is still running
     assert not [m for m in sent_by_bot(world, world.general) if m.reference_id == slow.id]
+    gate.set()
     slow_reply = await answer(world, slow)
     assert quick_reply.content == "re: a quick question"
     assert slow_reply.content == "re: a slow question"
@@ -110,11 +113,16 @@ async def test_two_channels_are_answered_concurrently(world: World, run_bot, fak
 
 
 async def test_one_channels_messages_are_answered_in_order(world: World, run_bot, fake: FakeOpenAI) -> None:
-    fake.responder = _echo_slowly_when_asked(0.3)
+    gate = asyncio.Event()
+    fake.responder = _echo(gate)
     await run_bot()
     asked: list[FakeMessage] = []
     for text in ("first, slow", "second", "third"):
         asked.append(await world.dc.user_says(world.general, world.alice, text, mention_bot=True))
+    await world.dc.wait_for(lambda: fake.requests and len(
+        [t for t in world.dc.typing_events if t.channel_id == world.general]) == 3)  # all three taken in
+    assert [last_user_text(r) for r in fake.requests] == ["first, slow"]  # the others wait their turn
+    gate.set()
     replies = [await answer(world, message) for message in asked]
     assert [r.content for r in replies] == ["re: first, slow", "re: second", "re: third"]
     assert [int(r.id) for r in replies] == sorted(int(r.id) for r in replies)
@@ -150,14 +158,15 @@ async def test_an_unreachable_model_is_said_in_one_sentence_every_time(
 
 async def test_a_flood_gets_one_polite_cooldown_reply_instead_of_queueing(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    fake.responder = _echo_slowly_when_asked(0.5)
+    gate = asyncio.Event()
+    fake.responder = _echo(gate)
     await run_bot(USER_COOLDOWN_S="60")
     first = await world.dc.user_says(world.general, world.alice, "slow question one", mention_bot=True)
     flood = [await world.dc.user_says(world.general, world.alice, f"again {i}", mention_bot=True)
              for i in range(3)]
-    cooled = await answer(world, flood[0])
+    cooled = await answer(world, flood[0])  # while the first question is still with the model
     assert cooled.content == sentence_for("cooldown")
-    assert not [m for m in sent_by_bot(world, world.general) if m.reference_id == first.id]
+    gate.set()
     assert (await answer(world, first)).content == "re: slow question one"
     other = await world.dc.user_says(world.general, world.bob, "my own question", mention_bot=True)
     assert (await answer(world, other)).content == "re: my own question"
@@ -171,7 +180,7 @@ async def test_a_flood_gets_one_polite_cooldown_reply_instead_of_queueing(
 
 async def test_a_restart_keeps_the_buffer_and_the_memory_of_this_guild_only(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    fake.responder = _echo_slowly_when_asked(0)
+    fake.responder = _echo()
     first_run = await run_bot()
     await answer(world, await world.dc.user_says(world.general, world.alice,
                                                  "my cat is called Whiskers", mention_bot=True))
