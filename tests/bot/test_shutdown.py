@@ -1,0 +1,146 @@
+"""Graceful shutdown of the real processes: `python -m bot run` (FakeDiscord + FakeOpenAI) on
+SIGTERM and `python -m bot chat` on SIGINT, mid-turn. The process exits 0, the turn's answer
+(or the "restarting" sentence) reaches the person, and the SQLite file holds whole turns only."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.errors import sentence_for
+from tests.bot.test_console import child_env
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.openai_server import FakeOpenAI
+
+EXIT_WAIT_S = 90
+
+
+@pytest.fixture
+async def dc() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        yield server
+
+
+def bot_env(fake: FakeOpenAI, data: Path, **extra: str) -> dict[str, str]:
+    return {"LLM_MODEL": "fake-model", "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k",
+            "LLM_MAX_RETRIES": "0", "LLM_TIMEOUT_S": "60", "DATA_DIR": str(data),
+            "EMBEDDING_BACKEND": "openai", "EMBEDDING_BASE_URL": fake.base_url,
+            "EMBEDDING_MODEL": "fake-embed", "USER_COOLDOWN_S": "0", **extra}
+
+
+async def start(args: list[str], env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *args, cwd=cwd, env=child_env(env),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+
+async def wait_for_model_call(fake: FakeOpenAI, proc: asyncio.subprocess.Process) -> None:
+    """Until the bot's turn has reached the model (the turn is running)."""
+    for _ in range(600):
+        if fake.requests:
+            return
+        if proc.returncode is not None:
+            _, err = await proc.communicate()
+            raise AssertionError(f"the bot exited early ({proc.returncode}): {err.decode()[-2000:]}")
+        await asyncio.sleep(0.1)
+    raise AssertionError("the turn never reached the model")
+
+
+async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str, str]:
+    out, err = await asyncio.wait_for(proc.communicate(), EXIT_WAIT_S)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def stored(data: Path, channel: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(role, content) of the channel's buffer, (outcome, answer) of its traces; integrity ok."""
+    conn = sqlite3.connect(data / "bot.sqlite3")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        rows = conn.execute("SELECT role, content FROM buffer_messages WHERE channel_id = ? ORDER BY id",
+                            (channel,)).fetchall()
+        traces = conn.execute("SELECT outcome, answer FROM traces WHERE channel_id = ?", (channel,)).fetchall()
+    finally:
+        conn.close()
+    return rows, traces
+
+
+async def run_discord_bot(dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path,
+                          **extra: str) -> tuple[asyncio.subprocess.Process, str, str]:
+    guild = dc.add_guild("Guild")
+    channel = dc.add_channel(guild, "general")
+    alice = dc.add_member(guild, name="alice")
+    env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base,
+                  **extra)
+    proc = await start(["run"], env, tmp_path)
+    await dc.wait_until_connected(timeout=60)
+    return proc, channel, alice
+
+
+async def test_sigterm_mid_turn_lets_the_turn_finish_stores_it_whole_and_exits_0(
+        dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.delay(2.0).reply("Final Answer: the slow answer, delivered")
+    proc, channel, alice = await run_discord_bot(dc, fake, tmp_path, SHUTDOWN_TIMEOUT_S="30")
+    await dc.user_says(channel, alice, "a slow question", mention_bot=True)
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGTERM)
+    code, _, err = await finish(proc)
+    assert code == 0, err
+    assert [m.content for m in dc.bot_messages(channel)] == ["the slow answer, delivered"]
+    rows, traces = stored(tmp_path / "data", channel)
+    assert rows == [("user", "a slow question"), ("assistant", "the slow answer, delivered")]
+    assert traces == [("answered", "the slow answer, delivered")]
+    assert "Traceback" not in err
+
+
+async def test_sigterm_with_a_turn_past_the_timeout_says_restarting_and_stores_nothing(
+        dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.delay(60.0).reply("Final Answer: never seen")
+    proc, channel, alice = await run_discord_bot(dc, fake, tmp_path, SHUTDOWN_TIMEOUT_S="1")
+    await dc.user_says(channel, alice, "a very slow question", mention_bot=True)
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGTERM)
+    code, _, err = await finish(proc)
+    assert code == 0, err
+    assert [m.content for m in dc.bot_messages(channel)] == [sentence_for("shutting_down")]
+    assert stored(tmp_path / "data", channel) == ([], [])
+    assert "Traceback" not in err
+
+
+async def test_sigint_mid_turn_in_the_console_prints_the_answer_and_exits_0(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.delay(2.0).reply("Final Answer: console answer after the signal")
+    proc = await start(["chat"], bot_env(fake, tmp_path / "data", SHUTDOWN_TIMEOUT_S="30"), tmp_path)
+    assert proc.stdin is not None
+    proc.stdin.write(b"a slow console question\n")  # stdin stays open: the chat waits for more
+    await proc.stdin.drain()
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGINT)
+    code, out, err = await finish(proc)
+    assert code == 0, err
+    assert "console answer after the signal" in out
+    assert "Traceback" not in err
+    rows, traces = stored(tmp_path / "data", "console")
+    assert rows == [("user", "a slow console question"), ("assistant", "console answer after the signal")]
+    assert traces == [("answered", "console answer after the signal")]
+
+
+async def test_sigint_at_the_console_prompt_with_a_turn_past_the_timeout_says_restarting(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.delay(60.0).reply("Final Answer: never seen")
+    proc = await start(["chat"], bot_env(fake, tmp_path / "data", SHUTDOWN_TIMEOUT_S="1"), tmp_path)
+    assert proc.stdin is not None
+    proc.stdin.write(b"a very slow console question\n")
+    await proc.stdin.drain()
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGINT)
+    code, out, err = await finish(proc)
+    assert code == 0, err
+    assert sentence_for("shutting_down") in " ".join(out.split())
+    assert stored(tmp_path / "data", "console") == ([], [])
