@@ -56,9 +56,9 @@ class CheckResult:
 
 
 class _Redactor:
-    """Blanks the secrets' values (and any 8+ character piece of them) out of a text."""
+    """Blanks the secrets' values (and any 4+ character piece of them) out of a text."""
 
-    MIN_PIECE = 8
+    MIN_PIECE = 4
 
     def __init__(self, secrets: list[str]) -> None:
         self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)

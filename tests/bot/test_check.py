@@ -1,0 +1,188 @@
+"""`python -m bot check`: one line per check against the loopback fakes (FakeOpenAI, FakeDiscord),
+a real Chroma server and a down one; exit 0 only when all pass; secrets never printed."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.bot.test_console import child_env
+from tests.fakes.chroma_server import ChromaServer, free_port
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.openai_server import FakeOpenAI
+
+DISCORD_SECRET = "Qz7Kd9Vw3Xp1Lm5Nb8Rt2Yh6Jf4Gc0SsEeUuIiOoAa"
+OPENAI_SECRET = "sk-Wv4Tg8Hn2Mk6Pq0Zr3Xy7Bj5Lc9Df1"
+
+
+@pytest.fixture
+async def dc() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord(token=DISCORD_SECRET) as server:
+        yield server
+
+
+def check_env(fake: FakeOpenAI, data: Path, **extra: str) -> dict[str, str]:
+    return {"LLM_MODEL": "fake-model", "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": OPENAI_SECRET,
+            "DATA_DIR": str(data), "EMBEDDING_BACKEND": "openai", "EMBEDDING_BASE_URL": fake.base_url,
+            "EMBEDDING_MODEL": "fake-embed", **extra}
+
+
+async def check(env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "check", cwd=cwd, env=child_env(env),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def line(out: str, name: str) -> str:
+    found = [ln for ln in out.splitlines() if ln[6:].startswith(name)]
+    assert found, f"no {name!r} line in:\n{out}"
+    return found[0]
+
+
+def fix_after(out: str, name: str) -> str:
+    lines = out.splitlines()
+    index = lines.index(line(out, name))
+    assert index + 1 < len(lines) and "fix: " in lines[index + 1], out
+    return lines[index + 1]
+
+
+async def test_everything_reachable_passes_with_one_ok_line_per_check(
+        fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path) -> None:
+    code, out, _ = await check(check_env(fake, tmp_path / "data", DISCORD_TOKEN=DISCORD_SECRET,
+                                         DISCORD_API_BASE_URL=dc.api_base), tmp_path)
+    assert code == 0, out
+    for name in ("configuration", "data folder", "SQLite schema", "Chroma", "embeddings",
+                 "model endpoint", "Discord token"):
+        assert line(out, name).startswith("ok"), out
+    assert "logged in as ReActBot" in line(out, "Discord token")
+    assert out.strip().endswith("all checks passed")
+
+
+async def test_the_model_check_is_a_one_token_request(fake: FakeOpenAI, tmp_path: Path) -> None:
+    await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert len(fake.requests) == 1
+    assert fake.requests[0]["max_tokens"] == 1 and fake.requests[0]["model"] == "fake-model"
+
+
+async def test_without_a_discord_token_the_discord_check_is_skipped_as_console_mode(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert code == 0, out
+    assert line(out, "Discord token").startswith("skip") and "not set: console mode" in out
+
+
+async def test_a_token_discord_refuses_fails_with_the_fix(fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path) -> None:
+    code, out, _ = await check(check_env(fake, tmp_path / "data", DISCORD_TOKEN="Wq0Zx9Kv2Fh7Lq4Jt6",
+                                         DISCORD_API_BASE_URL=dc.api_base), tmp_path)
+    assert code == 1
+    assert line(out, "Discord token").startswith("fail") and "401" in line(out, "Discord token")
+    assert "DISCORD_TOKEN" in fix_after(out, "Discord token")
+
+
+async def test_a_refused_api_key_fails_the_model_check(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.error(401, body={"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+    code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert code == 1
+    assert line(out, "model endpoint").startswith("fail")
+    assert "OPENAI_API_KEY" in fix_after(out, "model endpoint")
+
+
+async def test_an_unknown_model_fails_with_the_model_fix(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.error(404, body={"error": {"message": "model not found"}})
+    code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert code == 1 and "LLM_MODEL" in fix_after(out, "model endpoint")
+
+
+async def test_a_model_endpoint_that_is_down_fails_and_names_the_address(fake: FakeOpenAI, tmp_path: Path) -> None:
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    code, out, _ = await check(check_env(fake, tmp_path / "data", OPENAI_BASE_URL=down), tmp_path)
+    assert code == 1
+    assert line(out, "model endpoint").startswith("fail") and down in line(out, "model endpoint")
+    assert "OPENAI_BASE_URL" in fix_after(out, "model endpoint")
+
+
+async def test_a_real_chroma_server_passes_its_heartbeat(fake: FakeOpenAI, tmp_path: Path) -> None:
+    with ChromaServer(tmp_path / "chroma-server") as server:
+        code, out, _ = await check(check_env(fake, tmp_path / "data", CHROMA_HOST=server.host,
+                                             CHROMA_PORT=str(server.port)), tmp_path)
+    assert code == 0, out
+    assert line(out, "Chroma").startswith("ok") and f"{server.host}:{server.port}" in line(out, "Chroma")
+
+
+async def test_a_chroma_server_that_is_down_fails_with_the_fix(fake: FakeOpenAI, tmp_path: Path) -> None:
+    port = free_port()
+    code, out, _ = await check(check_env(fake, tmp_path / "data", CHROMA_HOST="127.0.0.1",
+                                         CHROMA_PORT=str(port)), tmp_path)
+    assert code == 1
+    assert line(out, "Chroma").startswith("fail") and f"127.0.0.1:{port}" in line(out, "Chroma")
+    assert "CHROMA_HOST" in fix_after(out, "Chroma")
+
+
+async def test_a_data_dir_that_cannot_be_created_fails_and_skips_the_stores_in_it(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code, out, _ = await check(check_env(fake, blocker / "data"), tmp_path)
+    assert code == 1
+    assert line(out, "data folder").startswith("fail") and "DATA_DIR" in line(out, "data folder")
+    assert line(out, "SQLite schema").startswith("skip") and line(out, "Chroma").startswith("skip")
+
+
+async def test_a_database_of_a_newer_version_fails_the_schema_check(fake: FakeOpenAI, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    conn = sqlite3.connect(data / "bot.sqlite3")
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    code, out, _ = await check(check_env(fake, data), tmp_path)
+    assert code == 1
+    assert line(out, "SQLite schema").startswith("fail") and "999" in line(out, "SQLite schema")
+
+
+async def test_the_embeddings_endpoint_down_fails_the_embeddings_check(fake: FakeOpenAI, tmp_path: Path) -> None:
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    code, out, _ = await check(check_env(fake, tmp_path / "data", EMBEDDING_BASE_URL=down), tmp_path)
+    assert code == 1
+    assert line(out, "embeddings").startswith("fail") and "EMBEDDING_BASE_URL" in fix_after(out, "embeddings")
+
+
+async def test_the_local_embedding_model_loads_offline(fake: FakeOpenAI, tmp_path: Path) -> None:
+    env = check_env(fake, tmp_path / "data", EMBEDDING_BACKEND="local")
+    del env["EMBEDDING_MODEL"], env["EMBEDDING_BASE_URL"]
+    code, out, _ = await check(env, tmp_path)
+    assert code == 0, out
+    assert "384-dimension" in line(out, "embeddings") and "offline" in line(out, "embeddings")
+
+
+async def test_a_missing_model_setting_is_one_failed_configuration_line(tmp_path: Path) -> None:
+    code, out, _ = await check({"DATA_DIR": str(tmp_path / "d")}, tmp_path)
+    assert code == 1
+    assert line(out, "configuration").startswith("fail") and "LLM_MODEL" in out
+
+
+def secret_pieces(secret: str, size: int = 4) -> set[str]:
+    return {secret[i:i + size] for i in range(len(secret) - size + 1)}
+
+
+@pytest.mark.parametrize("discord_ok", [True, False])
+async def test_no_piece_of_any_secret_is_ever_printed(fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path,
+                                                      discord_ok: bool) -> None:
+    # the endpoints echo the secrets back in their error texts, as some servers do
+    fake.error(401, body={"error": {"message": f"Incorrect API key provided: {OPENAI_SECRET}"}})
+    token = DISCORD_SECRET if discord_ok else DISCORD_SECRET[::-1]
+    env = check_env(fake, tmp_path / "data", DISCORD_TOKEN=token, DISCORD_API_BASE_URL=dc.api_base,
+                    EMBEDDING_API_KEY="emb-Hq3Vz8Nw1Kx5Rt0Py", LOG_LEVEL="DEBUG")
+    code, out, err = await check(env, tmp_path)
+    assert code == 1
+    printed = out + err
+    for secret in (OPENAI_SECRET, token, "emb-Hq3Vz8Nw1Kx5Rt0Py"):
+        leaked = [piece for piece in secret_pieces(secret) if piece in printed]
+        assert leaked == [], f"pieces of a secret printed: {leaked}\n{printed}"
