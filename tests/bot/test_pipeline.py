@@ -322,8 +322,10 @@ async def test_what_is_sent_fits_max_context_tokens(make_runtime, fake: FakeOpen
             await rt.pipeline.handle(ask(f"message {i}: " + "words and more words " * 40))
         total = sum(estimate_tokens(m["content"]) for m in fake.requests[-1]["messages"])
         assert total <= 3000
-        sent = request_text(fake.requests[-1])
-        assert "message 28:" in sent and "message 0:" not in sent
+        messages = fake.requests[-1]["messages"]
+        assert messages[0]["role"] == "system"
+        history = " ".join(m["content"] for m in messages[1:])  # recalled memories live in the system prompt
+        assert "message 28:" in history and "message 0:" not in history
 
 
 async def test_a_100_kb_question_is_cut_with_a_note_and_answered(runtime: Runtime, fake: FakeOpenAI) -> None:
