@@ -91,9 +91,9 @@ def test_a_server_that_is_down_at_start_up_is_unavailable_naming_host_and_port(
         open_user_memory(host="127.0.0.1", port=port, embedder=local_embedder)
 
 
-async def test_a_server_that_dies_mid_run_fails_each_call_cleanly(tmp_path: Path,
-                                                                  local_embedder: LocalEmbedder) -> None:
-    server = ChromaServer(tmp_path / "doomed").start()
+async def test_a_search_of_a_cached_user_is_answered_while_the_server_is_away(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    server = ChromaServer(tmp_path / "away").start()
     mem = open_user_memory(host=server.host, port=server.port, embedder=local_embedder)
     try:
         await mem.add(ALICE, "I keep bees on the roof", scope=GUILD)
@@ -101,13 +101,32 @@ async def test_a_server_that_dies_mid_run_fails_each_call_cleanly(tmp_path: Path
 
         server.kill()
 
+        assert [h.text for h in await mem.search(ALICE, "bees", scope=GUILD)] == ["I keep bees on the roof"]
+    finally:
+        await mem.close()
+        server.stop()
+
+
+async def test_a_server_that_dies_mid_run_fails_each_call_cleanly(tmp_path: Path,
+                                                                  local_embedder: LocalEmbedder) -> None:
+    server = ChromaServer(tmp_path / "doomed").start()
+    mem = open_user_memory(host=server.host, port=server.port, embedder=local_embedder)
+    try:
+        await mem.add(ALICE, "I keep bees on the roof", scope=GUILD)
+        await mem.add(BOB, "I keep goats", scope=GUILD)
+        assert len(await mem.search(ALICE, "bees", scope=GUILD)) == 1
+
+        server.kill()
+
         where = f"{server.host}:{server.port}"
         with pytest.raises(StoreUnavailable, match=where):
-            await mem.search(ALICE, "bees", scope=GUILD)
+            await mem.search(BOB, "goats", scope=GUILD)
         with pytest.raises(StoreUnavailable, match=where):
             await mem.add(ALICE, "and a hive in the garden", scope=GUILD)
         with pytest.raises(StoreUnavailable, match=where):
             await mem.forget(ALICE)
+        with pytest.raises(StoreUnavailable, match=where):
+            await mem.list(ALICE)  # the failed writes dropped Alice's cached items
     finally:
         await mem.close()
         server.stop()
