@@ -241,8 +241,7 @@ class _UserItems:
             return found
         rows = [n for n, i in enumerate(self.ids) if scope is None or self.items[i].metadata.get("scope") == scope]
         ids = [self.ids[n] for n in rows]
-        matrix = self.matrix[rows] if len(rows) else np.zeros((0, self.matrix.shape[1] if self.matrix.ndim == 2 else 0),
-                                                                np.float32)
+        matrix = self.matrix[rows] if rows else np.zeros((0, 0), np.float32)
         view = _ScopeView(ids, matrix, ranking.KeywordIndex([(i, _visible(self.items[i].text)) for i in ids]))
         self.views[scope] = view
         return view
