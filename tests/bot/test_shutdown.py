@@ -52,6 +52,19 @@ async def wait_for_model_call(fake: FakeOpenAI, proc: asyncio.subprocess.Process
     raise AssertionError("the turn never reached the model")
 
 
+async def wait_for_log(proc: asyncio.subprocess.Process, needle: str) -> list[str]:
+    """Read the child's stderr until a line holds ``needle``; the lines read so far."""
+    assert proc.stderr is not None
+    lines: list[str] = []
+    while True:
+        raw = await asyncio.wait_for(proc.stderr.readline(), EXIT_WAIT_S)
+        if not raw:
+            raise AssertionError(f"stderr ended before {needle!r}: {''.join(lines)[-2000:]}")
+        lines.append(raw.decode())
+        if needle in lines[-1]:
+            return lines
+
+
 async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str, str]:
     out, err = await asyncio.wait_for(proc.communicate(), EXIT_WAIT_S)
     assert proc.returncode is not None
@@ -97,6 +110,25 @@ async def test_sigterm_mid_turn_lets_the_turn_finish_stores_it_whole_and_exits_0
     assert rows == [("user", "a slow question"), ("assistant", "the slow answer, delivered")]
     assert traces == [("answered", "the slow answer, delivered")]
     assert "Traceback" not in err
+
+
+async def test_a_question_arriving_during_the_drain_gets_the_restarting_sentence(
+        dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.delay(3.0).reply("Final Answer: the running turn's answer")
+    proc, channel, alice = await run_discord_bot(dc, fake, tmp_path, SHUTDOWN_TIMEOUT_S="30")
+    bob = dc.add_member(dc.guild_of(channel) or "", name="bob")
+    await dc.user_says(channel, alice, "the first question", mention_bot=True)
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGTERM)
+    await wait_for_log(proc, "no new turns")
+    await dc.user_says(channel, bob, "a question during the drain", mention_bot=True)
+    code, _, err = await finish(proc)
+    assert code == 0, err
+    replies = sorted(m.content for m in dc.bot_messages(channel))
+    assert replies == sorted([sentence_for("shutting_down"), "the running turn's answer"])
+    assert len(fake.requests) == 1
+    rows, _ = stored(tmp_path / "data", channel)
+    assert rows == [("user", "the first question"), ("assistant", "the running turn's answer")]
 
 
 async def test_sigterm_with_a_turn_past_the_timeout_says_restarting_and_stores_nothing(
