@@ -66,3 +66,15 @@ def test_a_data_dir_that_cannot_be_created_is_named(tmp_path: Path) -> None:
     proc = run_bot(["chat"], {"LLM_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
                               "DATA_DIR": str(tmp_path / "file" / "data")}, tmp_path)
     assert_config_error(proc, "cannot be created")
+
+
+def test_help_lists_the_three_commands(tmp_path: Path) -> None:
+    proc = run_bot(["--help"], {}, tmp_path)
+    assert proc.returncode == 0
+    assert "{run,chat,check}" in proc.stdout and "check:" in proc.stdout
+
+
+def test_check_reports_an_invalid_variable_as_a_failed_line_not_a_config_error_exit(tmp_path: Path) -> None:
+    proc = run_bot(["check"], {"LLM_MODEL": "m", "LOG_LEVEL": "LOUD", "DATA_DIR": str(tmp_path / "d")}, tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stdout.startswith("fail  configuration") and "LOG_LEVEL" in proc.stdout
