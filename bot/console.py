@@ -31,7 +31,7 @@ from agent.events import AgentEvent, FinalAnswer, ModelCalled, Nudge, RunEnded, 
 from bot.requests import TurnRequest
 from bot.runtime import Runtime
 
-__all__ = ["CONSOLE_CHANNEL", "CONSOLE_USER", "ConsoleChat", "run_console"]
+__all__ = ["CONSOLE_CHANNEL", "CONSOLE_USER", "ConsoleChat"]
 
 CONSOLE_USER = "console"
 CONSOLE_CHANNEL = "console"
@@ -241,9 +241,3 @@ class ConsoleChat:
             self.console.print(Text(f"Erased {count} item(s).", style="green"))
         else:
             self.console.print(Text("Use /memory, /memory export [file] or /memory forget.", style="yellow"))
-
-
-async def run_console(runtime_factory: Callable[[], Runtime], console: Console | None = None) -> int:
-    """Open a runtime and chat until EOF or /quit; returns the exit code."""
-    async with runtime_factory() as runtime:
-        return await ConsoleChat(runtime, console).run()
