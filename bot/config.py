@@ -19,8 +19,9 @@ Bot variables (empty values count as unset):
     TURN_TIMEOUT_S         a whole turn's time limit in seconds (default 180)
     SHUTDOWN_TIMEOUT_S     on SIGTERM/SIGINT, seconds running turns get to finish (default 60)
 
-The agent's variables are read by agent.config, memory's by memory.config; their ConfigErrors
-come out as this module's ConfigError with the same text. Never reads os.environ itself.
+The agent's variables are read by agent.config, memory's by memory.config, the bot's own with
+the shared envsettings readers (why those and not pydantic: see its docstring); their errors
+all come out as this module's ConfigError with the same text. Never reads os.environ itself.
 Part of bot/.
 """
 
@@ -30,11 +31,20 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from agent.config import AgentSettings, load_agent_settings
 from agent.errors import ConfigError as AgentConfigError
 from bot.errors import ConfigError
+from envsettings import (
+    SettingError,
+    read_bool,
+    read_choice,
+    read_float,
+    read_int,
+    read_secret,
+    read_str,
+    read_url,
+)
 from memory.config import MemorySettings, load_memory_settings
 from memory.errors import ConfigError as MemoryConfigError
 
@@ -45,8 +55,6 @@ log = logging.getLogger(__name__)
 DISCORD_DEFAULT_API_BASE_URL = "https://discord.com/api/v10"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _SNOWFLAKE = re.compile(r"^[0-9]{1,20}$")
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,159 +88,80 @@ class Settings:
         return bool(self.discord_token)
 
 
-def _get(env: Mapping[str, str], name: str) -> str | None:
-    value = env.get(name)
-    if value is None or not value.strip():
-        return None
-    return value.strip()
-
-
-def _int(env: Mapping[str, str], name: str, default: int | None, *, low: int,
-         high: int | None = None) -> int | None:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} is not a whole number: {raw!r}") from None
-    if value < low or (high is not None and value > high):
-        bounds = f">= {low}" if high is None else f"between {low} and {high}"
-        raise ConfigError(f"{name} must be {bounds}: {raw!r}")
-    return value
-
-
-def _float(env: Mapping[str, str], name: str, default: float, *, low: float,
-           positive: bool = False) -> float:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} is not a number: {raw!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ConfigError(f"{name} is not a finite number: {raw!r}")
-    if value < low or (positive and value <= 0):
-        raise ConfigError(f"{name} must be {'> 0' if positive else f'>= {low:g}'}: {raw!r}")
-    return value
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    if raw.lower() in _TRUE:
-        return True
-    if raw.lower() in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be true or false: {raw!r}")
-
-
 def _snowflake(env: Mapping[str, str], name: str) -> str | None:
-    raw = _get(env, name)
-    if raw is None:
-        return None
-    if not _SNOWFLAKE.match(raw):
-        raise ConfigError(f"{name} is not a Discord id (digits only): {raw!r}")
+    raw = read_str(env, name, None)
+    if raw is not None and not _SNOWFLAKE.match(raw):
+        raise SettingError(name, f"is not a Discord id (digits only): {raw!r}")
     return raw
 
 
 def _snowflakes(env: Mapping[str, str], name: str) -> frozenset[str]:
-    raw = _get(env, name)
-    if raw is None:
-        return frozenset()
-    ids = [part.strip() for part in raw.split(",") if part.strip()]
+    ids = [part.strip() for part in read_str(env, name, "").split(",") if part.strip()]
     for part in ids:
         if not _SNOWFLAKE.match(part):
-            raise ConfigError(f"{name} must be comma-separated Discord ids (digits only): {part!r}")
+            raise SettingError(name, f"must be comma-separated Discord ids (digits only): {part!r}")
     return frozenset(ids)
 
 
-def _url(env: Mapping[str, str], name: str, default: str) -> str:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{name} is not a valid http(s) URL: {raw!r}")
-    return raw.rstrip("/")
-
-
-def _token(env: Mapping[str, str], name: str) -> str | None:
-    raw = _get(env, name)
-    if raw is None:
-        return None
-    if any(ch.isspace() for ch in raw) or not raw.isprintable():
-        raise ConfigError(f"{name} contains spaces or control characters (value not shown)")
-    return raw
-
-
-def _log_level(env: Mapping[str, str]) -> str:
-    raw = _get(env, "LOG_LEVEL")
-    if raw is None:
-        return "INFO"
-    if raw.upper() not in LOG_LEVELS:
-        raise ConfigError(f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}: {raw!r}")
-    return raw.upper()
-
-
 def _shards(env: Mapping[str, str]) -> tuple[int | None, tuple[int, ...] | None]:
-    count = _int(env, "SHARD_COUNT", None, low=1)
-    raw = _get(env, "SHARD_IDS")
+    count = read_int(env, "SHARD_COUNT", None, low=1)
+    raw = read_str(env, "SHARD_IDS", None)
     if raw is None:
         return count, None
     if count is None:
-        raise ConfigError("SHARD_IDS needs SHARD_COUNT to be set")
+        raise SettingError("SHARD_IDS", "needs SHARD_COUNT to be set")
     ids: list[int] = []
     for part in (p.strip() for p in raw.split(",")):
         if not part:
             continue
         if not part.isdigit():
-            raise ConfigError(f"SHARD_IDS must be comma-separated whole numbers: {part!r}")
+            raise SettingError("SHARD_IDS", f"must be comma-separated whole numbers: {part!r}")
         value = int(part)
         if value >= count:
-            raise ConfigError(f"SHARD_IDS has {value}, but shard ids run from 0 to SHARD_COUNT-1 ({count - 1})")
+            raise SettingError(
+                "SHARD_IDS", f"has {value}, but shard ids run from 0 to SHARD_COUNT-1 ({count - 1})"
+            )
         if value not in ids:
             ids.append(value)
     if not ids:
-        raise ConfigError(f"SHARD_IDS lists no shard ids: {raw!r}")
+        raise SettingError("SHARD_IDS", f"lists no shard ids: {raw!r}")
     return count, tuple(sorted(ids))
+
+
+def _read(env: Mapping[str, str]) -> Settings:
+    agent = load_agent_settings(env)
+    memory = load_memory_settings(env)
+    shard_count, shard_ids = _shards(env)
+    return Settings(
+        agent=agent,
+        memory=memory,
+        discord_token=read_secret(env, "DISCORD_TOKEN", None),
+        dev_guild_id=_snowflake(env, "DEV_GUILD_ID"),
+        discord_api_base_url=read_url(env, "DISCORD_API_BASE_URL", DISCORD_DEFAULT_API_BASE_URL),
+        max_concurrent_turns=read_int(env, "MAX_CONCURRENT_TURNS", 4, low=1, high=1000),
+        max_context_tokens=read_int(env, "MAX_CONTEXT_TOKENS", 6000, low=1000, high=2_000_000),
+        buffer_window=read_int(env, "BUFFER_WINDOW", 40, low=0, high=10_000),
+        user_cooldown_s=read_float(env, "USER_COOLDOWN_S", 3.0, low=0.0),
+        buffer_all_messages=read_bool(env, "BUFFER_ALL_MESSAGES", False),
+        allowed_guild_ids=_snowflakes(env, "ALLOWED_GUILD_IDS"),
+        allowed_channel_ids=_snowflakes(env, "ALLOWED_CHANNEL_IDS"),
+        allowed_role_ids=_snowflakes(env, "ALLOWED_ROLE_IDS"),
+        blocked_user_ids=_snowflakes(env, "BLOCKED_USER_IDS"),
+        allow_dms=read_bool(env, "ALLOW_DMS", True),
+        attachment_max_bytes=read_int(env, "ATTACHMENT_MAX_BYTES", 100_000, low=0, high=25_000_000),
+        log_level=read_choice(env, "LOG_LEVEL", LOG_LEVELS, "INFO"),
+        shard_count=shard_count,
+        shard_ids=shard_ids,
+        turn_timeout_s=read_float(env, "TURN_TIMEOUT_S", 180.0, low=0.0, positive=True),
+        shutdown_timeout_s=read_float(env, "SHUTDOWN_TIMEOUT_S", 60.0, low=0.0),
+    )
 
 
 def load_settings(env: Mapping[str, str]) -> Settings:
     """Build Settings from ``env``; raise ConfigError (one line naming the variable)."""
     try:
-        agent = load_agent_settings(env)
-    except AgentConfigError as exc:
+        settings = _read(env)
+    except (AgentConfigError, MemoryConfigError, SettingError) as exc:
         raise ConfigError(str(exc)) from None
-    try:
-        memory = load_memory_settings(env)
-    except MemoryConfigError as exc:
-        raise ConfigError(str(exc)) from None
-    shard_count, shard_ids = _shards(env)
-    settings = Settings(
-        agent=agent,
-        memory=memory,
-        discord_token=_token(env, "DISCORD_TOKEN"),
-        dev_guild_id=_snowflake(env, "DEV_GUILD_ID"),
-        discord_api_base_url=_url(env, "DISCORD_API_BASE_URL", DISCORD_DEFAULT_API_BASE_URL),
-        max_concurrent_turns=_int(env, "MAX_CONCURRENT_TURNS", 4, low=1, high=1000),
-        max_context_tokens=_int(env, "MAX_CONTEXT_TOKENS", 6000, low=1000, high=2_000_000),
-        buffer_window=_int(env, "BUFFER_WINDOW", 40, low=0, high=10_000),
-        user_cooldown_s=_float(env, "USER_COOLDOWN_S", 3.0, low=0.0),
-        buffer_all_messages=_bool(env, "BUFFER_ALL_MESSAGES", False),
-        allowed_guild_ids=_snowflakes(env, "ALLOWED_GUILD_IDS"),
-        allowed_channel_ids=_snowflakes(env, "ALLOWED_CHANNEL_IDS"),
-        allowed_role_ids=_snowflakes(env, "ALLOWED_ROLE_IDS"),
-        blocked_user_ids=_snowflakes(env, "BLOCKED_USER_IDS"),
-        allow_dms=_bool(env, "ALLOW_DMS", True),
-        attachment_max_bytes=_int(env, "ATTACHMENT_MAX_BYTES", 100_000, low=0, high=25_000_000),
-        log_level=_log_level(env),
-        shard_count=shard_count,
-        shard_ids=shard_ids,
-        turn_timeout_s=_float(env, "TURN_TIMEOUT_S", 180.0, low=0.0, positive=True),
-        shutdown_timeout_s=_float(env, "SHUTDOWN_TIMEOUT_S", 60.0, low=0.0),
-    )
     log.debug("bot settings: %r", settings)
     return settings

@@ -12,6 +12,8 @@ Variables (empty values count as unset):
     EMBEDDING_API_KEY      its key (default OPENAI_API_KEY); never shown in errors or repr
     BUFFER_RETENTION_DAYS  days of channel history kept on disk (default 90; 0 = keep forever)
 
+Values are parsed by the shared envsettings readers (why those and not pydantic: see its
+docstring); their SettingError becomes this package's ConfigError.
 Never reads os.environ itself. Part of memory/: imports nothing from agent/ or bot/.
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from envsettings import SettingError, read_choice, read_int, read_str, read_url
 from memory.errors import ConfigError
 
 __all__ = ["MemorySettings", "load_memory_settings"]
@@ -63,81 +66,47 @@ class MemorySettings:
         return Path(self.data_dir) / CHROMA_DIRNAME
 
 
-def _get(env: Mapping[str, str], name: str) -> str | None:
-    value = env.get(name)
-    if value is None or not value.strip():
-        return None
-    return value.strip()
-
-
-def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    if raw.lower() not in allowed:
-        raise ConfigError(f"{name} must be one of {', '.join(allowed)}: {raw!r}")
-    return raw.lower()
-
-
-def _int(env: Mapping[str, str], name: str, default: int, *, low: int, high: int | None = None) -> int:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} is not a whole number: {raw!r}") from None
-    if value < low or (high is not None and value > high):
-        bounds = f">= {low}" if high is None else f"between {low} and {high}"
-        raise ConfigError(f"{name} must be {bounds}: {raw!r}")
-    return value
-
-
-def _url(env: Mapping[str, str], name: str, default: str) -> str:
-    raw = _get(env, name)
-    if raw is None:
-        return default
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{name} is not a valid http(s) URL: {raw!r}")
-    return raw.rstrip("/")
-
-
 def _host(env: Mapping[str, str], name: str) -> str | None:
-    raw = _get(env, name)
-    if raw is None:
-        return None
-    if "://" in raw or "/" in raw or any(ch.isspace() for ch in raw):
-        raise ConfigError(f"{name} must be a host name or address, not a URL or path: {raw!r}")
+    raw = read_str(env, name, None)
+    if raw is not None and ("://" in raw or "/" in raw or any(ch.isspace() for ch in raw)):
+        raise SettingError(name, f"must be a host name or address, not a URL or path: {raw!r}")
     return raw
+
+
+def _read(env: Mapping[str, str]) -> MemorySettings:
+    data_dir = Path(read_str(env, "DATA_DIR", "data")).expanduser()
+    if data_dir.exists() and not data_dir.is_dir():
+        raise SettingError("DATA_DIR", f"is not a directory: {str(data_dir)!r}")
+
+    backend = read_choice(env, "EMBEDDING_BACKEND", ("local", "openai"), "local")
+    default_model = LOCAL_DEFAULT_MODEL if backend == "local" else OPENAI_DEFAULT_MODEL
+    base_url = read_url(
+        env, "EMBEDDING_BASE_URL", read_url(env, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)
+    )
+    api_key = read_str(env, "EMBEDDING_API_KEY", None) or read_str(env, "OPENAI_API_KEY", "")
+    if backend == "openai" and not api_key and urlsplit(base_url).hostname == "api.openai.com":
+        raise SettingError(
+            "EMBEDDING_API_KEY",
+            f"(or OPENAI_API_KEY) is required when EMBEDDING_BACKEND=openai uses {base_url}",
+        )
+    return MemorySettings(
+        data_dir=data_dir,
+        chroma_host=_host(env, "CHROMA_HOST"),
+        chroma_port=read_int(env, "CHROMA_PORT", 8000, low=1, high=65535),
+        memory_scope=read_choice(env, "MEMORY_SCOPE", ("place", "global"), "place"),  # type: ignore[arg-type]
+        embedding_backend=backend,  # type: ignore[arg-type]
+        embedding_model=read_str(env, "EMBEDDING_MODEL", default_model),
+        embedding_base_url=base_url,
+        embedding_api_key=api_key,
+        buffer_retention_days=read_int(env, "BUFFER_RETENTION_DAYS", 90, low=0),
+    )
 
 
 def load_memory_settings(env: Mapping[str, str]) -> MemorySettings:
     """Build MemorySettings from ``env``; raise ConfigError naming the bad variable."""
-    data_dir = Path(_get(env, "DATA_DIR") or "data").expanduser()
-    if data_dir.exists() and not data_dir.is_dir():
-        raise ConfigError(f"DATA_DIR is not a directory: {str(data_dir)!r}")
-
-    backend = _choice(env, "EMBEDDING_BACKEND", ("local", "openai"), "local")
-    default_model = LOCAL_DEFAULT_MODEL if backend == "local" else OPENAI_DEFAULT_MODEL
-    base_url = _url(env, "EMBEDDING_BASE_URL", _url(env, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL))
-    api_key = _get(env, "EMBEDDING_API_KEY") or _get(env, "OPENAI_API_KEY") or ""
-    if backend == "openai" and not api_key and urlsplit(base_url).hostname == "api.openai.com":
-        raise ConfigError(
-            "EMBEDDING_API_KEY (or OPENAI_API_KEY) is required when EMBEDDING_BACKEND=openai "
-            f"uses {base_url}"
-        )
-
-    settings = MemorySettings(
-        data_dir=data_dir,
-        chroma_host=_host(env, "CHROMA_HOST"),
-        chroma_port=_int(env, "CHROMA_PORT", 8000, low=1, high=65535),
-        memory_scope=_choice(env, "MEMORY_SCOPE", ("place", "global"), "place"),  # type: ignore[arg-type]
-        embedding_backend=backend,  # type: ignore[arg-type]
-        embedding_model=_get(env, "EMBEDDING_MODEL") or default_model,
-        embedding_base_url=base_url,
-        embedding_api_key=api_key,
-        buffer_retention_days=_int(env, "BUFFER_RETENTION_DAYS", 90, low=0),
-    )
+    try:
+        settings = _read(env)
+    except SettingError as exc:
+        raise ConfigError(str(exc)) from None
     log.debug("memory settings: %r", settings)
     return settings

@@ -53,7 +53,7 @@ def test_agent_and_memory_settings_are_composed() -> None:
 
 
 def test_agent_config_error_becomes_bot_config_error_with_same_text() -> None:
-    assert error_of(LLM_PROTOCOL="smoke") == "LLM_PROTOCOL must be 'text' or 'native', got 'smoke'"
+    assert error_of(LLM_PROTOCOL="smoke") == "LLM_PROTOCOL must be one of text, native: 'smoke'"
 
 
 def test_memory_config_error_becomes_bot_config_error_with_same_text() -> None:

@@ -75,6 +75,8 @@ def test_openai_backend_defaults_to_the_agent_endpoint_and_key() -> None:
         ({"MEMORY_SCOPE": "guild"}, "MEMORY_SCOPE", "'guild'"),
         ({"EMBEDDING_BACKEND": "torch"}, "EMBEDDING_BACKEND", "'torch'"),
         ({"EMBEDDING_BASE_URL": "localhost:11434"}, "EMBEDDING_BASE_URL", "'localhost:11434'"),
+        ({"EMBEDDING_BASE_URL": "http://[::1/v1"}, "EMBEDDING_BASE_URL", "'http://[::1/v1'"),
+        ({"EMBEDDING_BASE_URL": "http://:11434/v1"}, "EMBEDDING_BASE_URL", "'http://:11434/v1'"),
         ({"BUFFER_RETENTION_DAYS": "-1"}, "BUFFER_RETENTION_DAYS", "'-1'"),
         ({"BUFFER_RETENTION_DAYS": "1.5"}, "BUFFER_RETENTION_DAYS", "'1.5'"),
     ],
