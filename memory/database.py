@@ -29,6 +29,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Generator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -100,6 +101,25 @@ def _probe(path: Path, busy_timeout_s: float) -> None:
     finally:
         conn.close()
 
+
+async def _enter_wal(conn: aiosqlite.Connection, busy_timeout_s: float) -> str:
+    """Switch to WAL and return the journal mode now in force.
+
+    SQLite does not call the busy handler for a journal-mode change, so when two processes
+    open a fresh file at once the second gets "database is locked" at once; it retries here,
+    within the busy timeout, instead of failing the open.
+    """
+    deadline = time.monotonic() + busy_timeout_s
+    delay = 0.005
+    while True:
+        try:
+            rows = await conn.execute_fetchall("PRAGMA journal_mode = WAL")
+            return str(next(iter(rows))[0]).lower()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 class DatabaseOpener:
     """What ``Database.open`` returns: await it, or use it with ``async with``."""
@@ -180,8 +200,7 @@ class Database:
         try:
             conn.row_factory = sqlite3.Row
             await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            rows = await conn.execute_fetchall("PRAGMA journal_mode = WAL")
-            mode = str(next(iter(rows))[0]).lower()
+            mode = await _enter_wal(conn, busy_timeout_s)
             if mode != "wal":
                 raise StoreUnavailable(f"the database {str(path)!r} cannot use WAL mode (journal_mode={mode})")
             await conn.execute("PRAGMA synchronous = NORMAL")

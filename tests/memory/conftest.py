@@ -1,4 +1,6 @@
-"""Shared fixtures for the memory tests: real SQLite files in a temporary folder."""
+"""Shared fixtures for the memory tests: real SQLite files in a temporary folder, and (from
+fixtures_semantic) the embedding model loaded once per session, a settable clock, a memory in a
+temporary folder and a real Chroma server."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from memory.buffer import BufferedMessage, ChannelBuffer
 from memory.database import Database
 from memory.traces import TraceRecord, TraceStore
+from tests.memory.fixtures_semantic import chroma_server, clock, local_embedder, memory  # noqa: F401  (fixtures)
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
 

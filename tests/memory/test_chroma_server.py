@@ -13,7 +13,6 @@ from memory.embeddings import LocalEmbedder
 from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from tests.fakes.chroma_server import ChromaServer, free_port
-from tests.memory.fixtures_semantic import chroma_server, local_embedder  # noqa: F401
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"

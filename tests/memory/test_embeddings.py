@@ -21,7 +21,6 @@ from memory.errors import ConfigError
 from memory.semantic import open_user_memory
 from tests.fakes.chroma_server import free_port
 from tests.fakes.openai_server import FakeOpenAI
-from tests.memory.fixtures_semantic import local_embedder  # noqa: F401
 
 
 def _dot(a: list[float], b: list[float]) -> float:

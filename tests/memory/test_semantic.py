@@ -13,7 +13,7 @@ import pytest
 from memory.embeddings import LocalEmbedder
 from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
-from tests.memory.fixtures_semantic import DAY, Clock, RecordingEmbedder, clock, local_embedder, memory  # noqa: F401
+from tests.memory.fixtures_semantic import DAY, Clock, RecordingEmbedder
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"

@@ -13,7 +13,7 @@ from memory.chroma_backend import ChromaStore
 from memory.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import MAX_TEXT_CHARS, UserMemory, open_user_memory, scope_for
-from tests.memory.fixtures_semantic import Clock, RecordingEmbedder, clock, local_embedder, memory  # noqa: F401
+from tests.memory.fixtures_semantic import Clock, RecordingEmbedder
 
 ALICE = "111111111111111111"
 GUILD = scope_for("900000000000000000")
