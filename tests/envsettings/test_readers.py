@@ -5,16 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from envsettings import (
-    SettingError,
-    read_bool,
-    read_choice,
-    read_float,
-    read_int,
-    read_secret,
-    read_str,
-    read_url,
-)
+from envsettings import SettingError, read_bool, read_choice, read_float, read_int, read_secret, read_str, read_url
 
 READERS = [
     lambda env, d: read_str(env, "X", d),
