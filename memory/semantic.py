@@ -51,6 +51,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 import unicodedata
 import uuid
@@ -253,6 +254,41 @@ class _UserItems:
         return _UserItems(version, self.loaded_at, items, self.ids + [it.id for it in added], matrix)
 
 
+class _RecentVectors:
+    """The vectors of the last few search queries, by embedded text (thread-safe LRU).
+
+    A turn searches memory with the person's message and then stores that same message: the
+    add reuses the query's vector instead of running the model a second time. Texts are keyed
+    by their search form (spaces folded, end punctuation trimmed, as ranking.plan_query does),
+    so "Where to?" stored after searching "Where to?" hits; the vector is the search form's.
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return " ".join(text.split()).strip(" ?!.,;:")
+
+    def get(self, text: str) -> np.ndarray | None:
+        key = self._key(text)
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+            return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        key = self._key(text)
+        with self._lock:
+            self._vectors[key] = vector
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+
+
 class UserMemory:
     """A user-partitioned memory over one Chroma collection. Create with open_user_memory."""
 
@@ -273,6 +309,7 @@ class UserMemory:
         self._versions: dict[str, int] = {}
         self._owns_embedder = owns_embedder
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="user-memory")
+        self._recent_vectors = _RecentVectors()
         self._closed = False
         self._batch = min(256, store.max_batch_size())
         load = getattr(embedder, "load", None)
@@ -351,7 +388,11 @@ class UserMemory:
         return uuid.uuid4().hex, stored, embedded, meta
 
     def _embed_and_add(self, rows: list[tuple[str, str, str, dict[str, Any]]]) -> np.ndarray:
-        vectors = np.asarray(self._embedder.embed([r[2] for r in rows]), dtype=np.float32)
+        texts = [r[2] for r in rows]
+        known = [self._recent_vectors.get(t) for t in texts]
+        missing = [t for t, v in zip(texts, known, strict=True) if v is None]
+        fresh = iter(np.asarray(self._embedder.embed(missing), dtype=np.float32) if missing else ())
+        vectors = np.vstack([v if v is not None else next(fresh) for v in known])
         self._store.add([r[0] for r in rows], vectors.tolist(), [r[1] for r in rows], [r[3] for r in rows])
         return vectors
 
@@ -429,8 +470,12 @@ class UserMemory:
         return entry, view
 
     async def _embed_query(self, text: str) -> np.ndarray:
+        if (vector := self._recent_vectors.get(text)) is not None:
+            return vector
         await self._embedder_ready()
-        return await self._run(lambda: np.asarray(self._embedder.embed([text])[0], dtype=np.float32))
+        vector = await self._run(lambda: np.asarray(self._embedder.embed([text])[0], dtype=np.float32))
+        self._recent_vectors.put(text, vector)
+        return vector
 
     async def search(self, user_id: str, query: str, k: int = 5, scope: str | None = None) -> list[MemoryHit]:
         """The user's `k` items best matching `query` in `scope` (None = all), best first."""

@@ -200,6 +200,19 @@ async def test_add_many_embeds_in_batches_off_the_event_loop(local_embedder: Loc
     assert threading.main_thread().name not in {thread for _, thread in recorder.calls}
 
 
+async def test_storing_the_message_just_searched_for_reuses_its_vector(local_embedder: LocalEmbedder,
+                                                                       tmp_path: Path) -> None:
+    recorder = RecordingEmbedder(local_embedder)
+    async with open_user_memory(str(tmp_path / "c"), embedder=recorder) as mem:
+        await mem.add(ALICE, "my sister lives in Porto", scope=GUILD)
+        await mem.search(ALICE, "where should I travel this summer?", scope=GUILD)
+        await mem.add(ALICE, "where should I travel this summer?", scope=GUILD)
+        hits = await mem.search(ALICE, "summer travel", scope=GUILD)
+
+    assert recorder.texts == ["my sister lives in Porto", "where should I travel this summer", "summer travel"]
+    assert hits[0].text == "where should I travel this summer?"
+
+
 async def test_add_many_with_one_bad_item_stores_nothing(memory: UserMemory) -> None:
     with pytest.raises(ValueError, match="item 1"):
         await memory.add_many([(ALICE, "fine", None, GUILD), (ALICE, "   ", None, GUILD)])
