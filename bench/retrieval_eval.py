@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +92,7 @@ UNITS: dict[str, Callable[[str, str], str]] = {
 
 
 def _epoch(stamp: str) -> float:
-    return datetime.fromisoformat(stamp).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
 
 
 def _turns(user: str) -> list[tuple[str, float, str, str]]:

@@ -244,7 +244,7 @@ async def check_discord(s: Settings) -> CheckResult:
             async with session.get(url, headers=headers) as resp:
                 status = resp.status
                 body = await resp.json(content_type=None) if status == 200 else None
-    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiohttp.ClientError) as exc:
         return _fail(name, f"Discord's API at {s.discord_api_base_url} cannot be reached ({type(exc).__name__})",
                      "check the server's network access to discord.com")
     if status == 401:

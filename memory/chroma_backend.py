@@ -157,7 +157,7 @@ class ChromaStore:
         count = len(res["ids"])
         docs = res.get("documents") or [""] * count
         metas = res.get("metadatas") or [{}] * count
-        items = [StoredItem(i, d or "", dict(m or {})) for i, d, m in zip(res["ids"], docs, metas)]
+        items = [StoredItem(i, d or "", dict(m or {})) for i, d, m in zip(res["ids"], docs, metas, strict=True)]
         vectors = res.get("embeddings") if embeddings else None
         if vectors is None or not count:
             return items, np.zeros((0, 0), np.float32)

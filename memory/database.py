@@ -33,7 +33,7 @@ import time
 from collections.abc import AsyncIterator, Generator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -75,14 +75,14 @@ def epoch_us(when: datetime) -> int:
         raise TypeError(f"expected a datetime, got {type(when).__name__}")
     if when.tzinfo is None or when.utcoffset() is None:
         raise ValueError(f"datetime must be timezone-aware (UTC): {when.isoformat()}")
-    delta = when - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = when - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def from_epoch_us(us: int) -> datetime:
     """The aware UTC datetime for microseconds since the epoch."""
     seconds, micros = divmod(us, 1_000_000)
-    return datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=micros)
+    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
 
 
 def storable_text(text: str) -> str:
@@ -231,7 +231,7 @@ class Database:
             if not pending:
                 return
             await self._conn.execute(MIGRATIONS_TABLE)
-            now = datetime.now(timezone.utc).isoformat()
+            now = datetime.now(UTC).isoformat()
             for migration in pending:
                 for statement in migration.statements:
                     await self._conn.execute(statement)

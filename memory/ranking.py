@@ -25,7 +25,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -268,7 +268,7 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
     """Split a question into search text, an optional time window and a recency weight."""
     cfg = config or DEFAULT_CONFIG
     text = query or ""
-    moment = datetime.fromtimestamp(now, tz=timezone.utc)
+    moment = datetime.fromtimestamp(now, tz=UTC)
     since: float | None = None
     until: float | None = None
     for expr, pattern in _TIME_PATTERNS if cfg.parse_time else ():

@@ -59,7 +59,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 
 import numpy as np
@@ -527,7 +527,7 @@ class UserMemory:
                 "id": hit.id,
                 "text": hit.text,
                 "scope": meta.pop("scope", ""),
-                "created_at": datetime.fromtimestamp(created, tz=timezone.utc).isoformat(),
+                "created_at": datetime.fromtimestamp(created, tz=UTC).isoformat(),
                 "metadata": meta,
             })
         return out
@@ -593,7 +593,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     if embedder is None:
         embedder = embedder_from_settings(settings or MemorySettings())
     # an endpoint's dimension is learned from its first answer: opening makes no request
-    dimension = getattr(embedder, "known_dimension") if hasattr(embedder, "known_dimension") else embedder.dimension
+    dimension = embedder.known_dimension if hasattr(embedder, "known_dimension") else embedder.dimension
     store = ChromaStore.open(path=path, host=host, port=port, collection=collection,
                              embedder_name=embedder.name, dimension=dimension,
                              http_timeout_s=http_timeout_s)

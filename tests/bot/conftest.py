@@ -1,6 +1,7 @@
 """Shared fixtures of the bot tests: a loopback FakeOpenAI (chat + embeddings), an env mapping
 pointing everything at it and at a tmp DATA_DIR, and a real Runtime (real agent, real SQLite
-file, real embedded Chroma) built from it."""
+file, real embedded Chroma) built from it; the Discord tests' `world` and `run_bot` come from
+discord_fixtures."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from bot.config import load_settings
 from bot.requests import TurnRequest
 from bot.runtime import Runtime
+from tests.bot.discord_fixtures import run_bot, world  # noqa: F401  (fixtures of the Discord tests)
 from tests.fakes.openai_server import FakeOpenAI
 
 GUILD = "100000000000000001"

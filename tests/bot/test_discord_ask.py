@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text
-from tests.bot.discord_fixtures import World, final_answers, run_bot, world  # noqa: F401
+from tests.bot.discord_fixtures import World, final_answers
 from tests.fakes import discord_payloads as p
 from tests.fakes.openai_server import FakeOpenAI
 

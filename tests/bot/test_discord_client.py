@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.discord_app.interactions import NOT_ALLOWED
 from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text
-from tests.bot.discord_fixtures import World, answer, final_answers, run_bot, sent_by_bot, world  # noqa: F401
+from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -9,7 +9,7 @@ import pytest
 from bot.discord_app.views import ConfirmView
 from memory.semantic import scope_for
 from tests.bot.conftest import system_text
-from tests.bot.discord_fixtures import World, answer, final_answers, run_bot, world  # noqa: F401
+from tests.bot.discord_fixtures import World, answer, final_answers
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import FakeInteraction
 from tests.fakes.openai_server import FakeOpenAI

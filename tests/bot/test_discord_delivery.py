@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text, system_text
-from tests.bot.discord_fixtures import World, answer, final_answers, run_bot, sent_by_bot, world  # noqa: F401
+from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
 from tests.fakes.discord_server import FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 

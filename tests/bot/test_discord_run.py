@@ -12,7 +12,7 @@ from discord.gateway import DiscordWebSocket
 from bot.config import load_settings
 from bot.discord_app import run_discord
 from bot.errors import ConfigError
-from tests.bot.discord_fixtures import World, answer, world  # noqa: F401
+from tests.bot.discord_fixtures import World, answer
 from tests.fakes.openai_server import FakeOpenAI
 
 

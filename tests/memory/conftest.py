@@ -5,7 +5,7 @@ temporary folder and a real Chroma server."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from memory.database import Database
 from memory.traces import TraceRecord, TraceStore
 from tests.memory.fixtures_semantic import chroma_server, clock, local_embedder, memory  # noqa: F401  (fixtures)
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
 
 
 @pytest.fixture

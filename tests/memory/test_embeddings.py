@@ -24,7 +24,7 @@ from tests.fakes.openai_server import FakeOpenAI
 
 
 def _dot(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b))
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 def test_the_bundled_model_folder_is_found_in_the_installed_package() -> None:
@@ -66,7 +66,7 @@ def test_a_batch_gives_the_same_vectors_as_one_by_one(local_embedder: LocalEmbed
     batch = local_embedder.embed(texts)
     single = [local_embedder.embed([t])[0] for t in texts]
 
-    for a, b in zip(batch, single):
+    for a, b in zip(batch, single, strict=True):
         assert math.isclose(_dot(a, b), 1.0, abs_tol=1e-4)
 
 
@@ -91,7 +91,7 @@ async def test_openai_embedder_returns_the_endpoints_vectors_normalized() -> Non
         assert len(fake.embedding_requests) == 3
         assert [r["input"] for r in fake.embedding_requests] == [texts[0:2], texts[2:4], texts[4:]]
         assert fake.embedding_requests[0]["model"] == "fake-embed"
-        for text, vector in zip(texts, vectors):
+        for text, vector in zip(texts, vectors, strict=True):
             assert math.isclose(_dot(vector, fake.embed(text)), 1.0, abs_tol=1e-6)
         assert embedder.dimension == 64
 

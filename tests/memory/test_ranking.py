@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -21,11 +21,11 @@ from memory.ranking import (
 
 DAY = 86_400.0
 # Wednesday 14 October 2026, noon UTC.
-NOW = datetime(2026, 10, 14, 12, 0, tzinfo=timezone.utc).timestamp()
+NOW = datetime(2026, 10, 14, 12, 0, tzinfo=UTC).timestamp()
 
 
 def at(year: int, month: int, day: int, hour: int = 0) -> float:
-    return datetime(year, month, day, hour, tzinfo=timezone.utc).timestamp()
+    return datetime(year, month, day, hour, tzinfo=UTC).timestamp()
 
 
 NO_TIME = QueryPlan(search_text="gym", since=None, until=None, recency_weight=0.0)

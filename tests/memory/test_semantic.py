@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -164,7 +164,7 @@ async def test_export_is_json_safe_with_time_place_and_caller_metadata(memory: U
         "id": item_id,
         "text": "I run a bakery",
         "scope": GUILD,
-        "created_at": datetime.fromtimestamp(clock.now, tz=timezone.utc).isoformat(),
+        "created_at": datetime.fromtimestamp(clock.now, tz=UTC).isoformat(),
         "metadata": {"channel_id": "7", "trace_id": "t-1"},
     }]
 

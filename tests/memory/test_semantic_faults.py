@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -151,7 +151,7 @@ async def test_unusable_metadata_is_refused_by_name_and_nothing_is_stored(memory
 
 
 async def test_metadata_values_are_kept_and_datetimes_become_iso_text(memory: UserMemory) -> None:
-    when = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+    when = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
     await memory.add(ALICE, "text", {"channel_id": "5", "n": 3, "w": 0.5, "ok": True, "at": when, "gone": None},
                      GUILD)
 
