@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -51,6 +52,7 @@ from bot.config import load_settings  # noqa: E402
 from bot.requests import TurnRequest  # noqa: E402
 from bot.runtime import Runtime  # noqa: E402
 from memory.semantic import scope_for  # noqa: E402
+from tests.fakes.chroma_server import ChromaServer  # noqa: E402  (a real `chroma run`)
 
 TOPICS = ["Lisbon", "ramen", "bouldering", "the cello", "a beagle", "Kubernetes", "sourdough", "Kyoto",
           "chess", "pottery", "sailing", "Rust", "a parrot", "Oslo", "curry", "astronomy"]
@@ -105,11 +107,17 @@ async def main(args: argparse.Namespace) -> None:
     # conversation i: user i in channel i % channels
     conv_place = {u: channels[i % len(channels)] for i, u in enumerate(users)}
 
-    with tempfile.TemporaryDirectory(prefix="bot-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bot-bench-") as tmp, contextlib.ExitStack() as stack:
         env = {"LLM_MODEL": "bench-model", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
                "DATA_DIR": tmp, "USER_COOLDOWN_S": "0",
                "MAX_CONCURRENT_TURNS": str(args.max_concurrent),
                "LOG_LEVEL": "WARNING"}
+        if args.chroma_server:
+            server = stack.enter_context(ChromaServer(Path(tmp) / "chroma-server"))
+            env.update(CHROMA_HOST=server.host, CHROMA_PORT=str(server.port))
+            print(f"memory in a Chroma server at {server.host}:{server.port}", flush=True)
+        else:
+            print("memory in embedded Chroma", flush=True)
         settings = load_settings(env)
         model = DelayedModel(args.delay_ms / 1000)
         proc = psutil.Process()
@@ -188,5 +196,7 @@ if __name__ == "__main__":
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--delay-ms", type=float, default=50.0)
     parser.add_argument("--max-concurrent", type=int, default=4, help="MAX_CONCURRENT_TURNS")
+    parser.add_argument("--chroma-server", action="store_true",
+                        help="keep memory in a `chroma run` server on loopback instead of embedded")
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(main(parser.parse_args()))
