@@ -28,7 +28,8 @@ from datetime import date, timedelta
 from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestServer
+
+from tests.fakes.loopback import LoopbackServer
 
 __all__ = ["FakeOpenMeteo", "DEFAULT_PLACES"]
 
@@ -49,15 +50,15 @@ DEFAULT_PLACES: dict[str, list[dict[str, Any]]] = {
 START_DAY = date(2026, 11, 30)
 
 
-class FakeOpenMeteo:
+class FakeOpenMeteo(LoopbackServer):
     """Loopback Open-Meteo; see the module docstring."""
 
     def __init__(self, places: dict[str, list[dict[str, Any]]] | None = None) -> None:
+        super().__init__()
         self.places = dict(DEFAULT_PLACES if places is None else places)
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._overrides: dict[str, tuple[int, str, str]] = {}
         self._delays: dict[str, float] = {}
-        self._server: TestServer | None = None
 
     # -- scripting ---------------------------------------------------------------------------
 
@@ -81,12 +82,7 @@ class FakeOpenMeteo:
         """The query parameters of each request made to ``endpoint``, in order."""
         return [p for e, p in self.requests if e == endpoint]
 
-    # -- lifecycle ---------------------------------------------------------------------------
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "start the fake first"
-        return str(self._server.make_url("")).rstrip("/")
+    # -- addresses and routes ----------------------------------------------------------------
 
     @property
     def geocoding_url(self) -> str:
@@ -96,24 +92,9 @@ class FakeOpenMeteo:
     def forecast_url(self) -> str:
         return f"{self.base_url}/v1/forecast"
 
-    async def start(self) -> FakeOpenMeteo:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/v1/search", self._geocoding)
         app.router.add_get("/v1/forecast", self._forecast)
-        self._server = TestServer(app, host="127.0.0.1", port=0)
-        await self._server.start_server()
-        return self
-
-    async def close(self) -> None:
-        if self._server is not None:
-            await self._server.close()
-            self._server = None
-
-    async def __aenter__(self) -> FakeOpenMeteo:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     # -- handlers ----------------------------------------------------------------------------
 

@@ -24,15 +24,17 @@ import json
 from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestServer
+
+from tests.fakes.loopback import LoopbackServer
 
 __all__ = ["FakeSearxNG"]
 
 
-class FakeSearxNG:
+class FakeSearxNG(LoopbackServer):
     """Loopback SearxNG; see the module docstring."""
 
     def __init__(self, *, json_enabled: bool = True, default_count: int = 12) -> None:
+        super().__init__()
         self.json_enabled = json_enabled
         self.default_count = default_count
         self.results: dict[str, list[dict[str, Any]]] = {}
@@ -40,7 +42,6 @@ class FakeSearxNG:
         self.requests: list[dict[str, str]] = []
         self._override: tuple[int, str, str] | None = None
         self._delay = 0.0
-        self._server: TestServer | None = None
 
     def fail(self, status: int, body: Any = None) -> FakeSearxNG:
         """Answer every later search with ``status``."""
@@ -57,28 +58,8 @@ class FakeSearxNG:
         self._delay = seconds
         return self
 
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "start the fake first"
-        return str(self._server.make_url("")).rstrip("/")
-
-    async def start(self) -> FakeSearxNG:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/search", self._search)
-        self._server = TestServer(app, host="127.0.0.1", port=0)
-        await self._server.start_server()
-        return self
-
-    async def close(self) -> None:
-        if self._server is not None:
-            await self._server.close()
-            self._server = None
-
-    async def __aenter__(self) -> FakeSearxNG:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     async def _search(self, request: web.Request) -> web.Response:
         self.requests.append(dict(request.query))
