@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
-from memory.database import Database, epoch_us, from_epoch_us, storable_text
+from memory.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = ["BufferedMessage", "ChannelBuffer"]
@@ -66,23 +66,14 @@ class BufferedMessage:
     message_id: str | None = None
 
 
-def _require_id(name: str, value: object, *, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError(f"{name} must not be empty")
-
-
 def _row_of(msg: BufferedMessage) -> tuple[object, ...]:
     """Validate ``msg`` and return its row; raises TypeError/ValueError naming the field."""
     if not isinstance(msg, BufferedMessage):
         raise TypeError(f"expected a BufferedMessage, got {type(msg).__name__}")
-    _require_id("channel_id", msg.channel_id)
-    _require_id("guild_id", msg.guild_id, optional=True)
-    _require_id("author_id", msg.author_id)
-    _require_id("message_id", msg.message_id, optional=True)
+    require_id("channel_id", msg.channel_id)
+    require_id("guild_id", msg.guild_id, optional=True)
+    require_id("author_id", msg.author_id)
+    require_id("message_id", msg.message_id, optional=True)
     if not isinstance(msg.author_name, str):
         raise TypeError(f"author_name must be a str, got {type(msg.author_name).__name__}")
     if msg.role not in ROLES:
@@ -137,7 +128,7 @@ class ChannelBuffer:
     ) -> list[BufferedMessage]:
         """The channel's latest messages, oldest first: at most ``limit`` of them, and at most
         ``token_budget`` estimated tokens of content when a budget is given."""
-        _require_id("channel_id", channel_id)
+        require_id("channel_id", channel_id)
         if limit < 0:
             raise ValueError(f"limit must be >= 0: {limit}")
         if token_budget is not None and token_budget < 0:
@@ -153,7 +144,7 @@ class ChannelBuffer:
 
     async def clear(self, channel_id: str) -> int:
         """Delete a channel's messages; returns how many were deleted."""
-        _require_id("channel_id", channel_id)
+        require_id("channel_id", channel_id)
         deleted = await self._db.execute("DELETE FROM buffer_messages WHERE channel_id = ?", (channel_id,))
         log.info("cleared %d buffered messages of channel %s", deleted, channel_id)
         return deleted

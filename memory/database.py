@@ -94,6 +94,17 @@ def storable_text(text: str) -> str:
     return text
 
 
+def require_id(name: str, value: object, *, optional: bool = False) -> None:
+    """An id to store must be a non-blank str (None allowed when `optional`); else TypeError
+    or ValueError naming the field."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{name} must not be empty")
+
+
 def _probe(path: Path, busy_timeout_s: float) -> None:
     conn = sqlite3.connect(path, timeout=busy_timeout_s)
     try:

@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.database import Database, epoch_us, from_epoch_us, storable_text
+from memory.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 
 __all__ = ["TraceRecord", "TraceStore"]
 
@@ -45,15 +45,6 @@ class TraceRecord:
     interaction_id: str | None = None
 
 
-def _require_id(name: str, value: object, *, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError(f"{name} must not be empty")
-
-
 def _require_count(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -65,9 +56,9 @@ def _row_of(rec: TraceRecord) -> tuple[object, ...]:
     if not isinstance(rec, TraceRecord):
         raise TypeError(f"expected a TraceRecord, got {type(rec).__name__}")
     for name in ("trace_id", "channel_id", "user_id"):
-        _require_id(name, getattr(rec, name))
+        require_id(name, getattr(rec, name))
     for name in ("guild_id", "message_id", "interaction_id"):
-        _require_id(name, getattr(rec, name), optional=True)
+        require_id(name, getattr(rec, name), optional=True)
     for name in ("question", "outcome", "answer"):
         if not isinstance(getattr(rec, name), str):
             raise TypeError(f"{name} must be a str, got {type(getattr(rec, name)).__name__}")
@@ -148,8 +139,8 @@ class TraceStore:
 
     async def attach_message(self, trace_id: str, message_id: str) -> None:
         """Link a stored trace to the Discord message holding its answer (KeyError if unknown)."""
-        _require_id("trace_id", trace_id)
-        _require_id("message_id", message_id)
+        require_id("trace_id", trace_id)
+        require_id("message_id", message_id)
         changed = await self._db.execute(
             "UPDATE traces SET message_id = ? WHERE trace_id = ?", (message_id, trace_id)
         )
@@ -158,25 +149,25 @@ class TraceStore:
 
     async def get(self, trace_id: str) -> TraceRecord | None:
         """The trace with this id, or None."""
-        _require_id("trace_id", trace_id)
+        require_id("trace_id", trace_id)
         row = await self._db.fetchone("SELECT * FROM traces WHERE trace_id = ?", (trace_id,))
         return None if row is None else _record_of(row)
 
     async def by_message(self, message_id: str) -> TraceRecord | None:
         """The trace whose answer is this Discord message (the newest, if several), or None."""
-        _require_id("message_id", message_id)
+        require_id("message_id", message_id)
         row = await self._db.fetchone(BY_MESSAGE_SQL, (message_id,))
         return None if row is None else _record_of(row)
 
     async def by_interaction(self, interaction_id: str) -> TraceRecord | None:
         """The trace of the run answering this slash-command interaction, or None."""
-        _require_id("interaction_id", interaction_id)
+        require_id("interaction_id", interaction_id)
         row = await self._db.fetchone(BY_INTERACTION_SQL, (interaction_id,))
         return None if row is None else _record_of(row)
 
     async def last_for(self, user_id: str, channel_id: str) -> TraceRecord | None:
         """The newest trace of ``user_id``'s questions in ``channel_id``, or None."""
-        _require_id("user_id", user_id)
-        _require_id("channel_id", channel_id)
+        require_id("user_id", user_id)
+        require_id("channel_id", channel_id)
         row = await self._db.fetchone(LAST_FOR_SQL, (user_id, channel_id))
         return None if row is None else _record_of(row)
