@@ -16,7 +16,7 @@ import discord
 from bot.discord_app.replies import split_message
 from bot.discord_app.trace_render import render_steps, render_summary
 
-__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts", "reply_to"]
+__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts", "reply_to", "trace_messages"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,18 @@ async def reply_in_parts(message: discord.Message, text: str) -> discord.Message
     return first
 
 
+def trace_messages(trace: TraceLike) -> list[str]:
+    """The trace as Discord messages: one per step, then the summary line."""
+    summary = render_summary(
+        steps=trace.steps,
+        prompt_tokens=trace.prompt_tokens,
+        completion_tokens=trace.completion_tokens,
+        elapsed_ms=trace.elapsed_ms,
+        outcome=trace.outcome,
+    )
+    return [*render_steps(trace.events), summary]
+
+
 def _thread_name(question: str) -> str:
     name = " ".join(question.split()) or "answer"
     name = f"Trace: {name}"
@@ -78,15 +90,6 @@ async def post_trace(anchor: discord.Message, trace: TraceLike) -> discord.abc.M
         target = anchor.thread
     else:
         target = await anchor.create_thread(name=_thread_name(trace.question))
-    for part in render_steps(trace.events):
+    for part in trace_messages(trace):
         await target.send(part)
-    await target.send(
-        render_summary(
-            steps=trace.steps,
-            prompt_tokens=trace.prompt_tokens,
-            completion_tokens=trace.completion_tokens,
-            elapsed_ms=trace.elapsed_ms,
-            outcome=trace.outcome,
-        )
-    )
     return target

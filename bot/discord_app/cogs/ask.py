@@ -14,10 +14,9 @@ from discord.ext import commands
 
 from agent.events import AgentEvent
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.delivery import answer_parts, post_trace
+from bot.discord_app.delivery import answer_parts, post_trace, trace_messages
 from bot.discord_app.interactions import NOT_ALLOWED, tell
 from bot.discord_app.status import ThrottledStatus, status_line
-from bot.discord_app.trace_render import render_steps, render_summary
 from bot.discord_app.translate import request_from_interaction, where_of
 from bot.pipeline import TurnPipeline
 
@@ -81,17 +80,7 @@ class AskCog(commands.Cog):
             if record is None:
                 return
             if private:
-                for step in render_steps(record.events):
-                    await interaction.followup.send(step, ephemeral=True)
-                await interaction.followup.send(
-                    render_summary(
-                        steps=record.steps,
-                        prompt_tokens=record.prompt_tokens,
-                        completion_tokens=record.completion_tokens,
-                        elapsed_ms=record.elapsed_ms,
-                        outcome=record.outcome,
-                    ),
-                    ephemeral=True,
-                )
+                for part in trace_messages(record):
+                    await interaction.followup.send(part, ephemeral=True)
             else:
                 await post_trace(answer, record)
