@@ -400,12 +400,7 @@ class UserMemory:
                   scope: str | None = None) -> str:
         """Remember `text` for `user_id` in `scope` (None = unscoped ""); returns the item id."""
         row = self._prepare(user_id, text, metadata, scope, self._clock())
-        await self._embedder_ready()
-        vectors: np.ndarray | None = None
-        try:
-            vectors = await self._run(self._embed_and_add, [row])
-        finally:
-            self._touched(user_id, [StoredItem(row[0], row[1], row[3])], vectors)
+        await self._write([row])
         return row[0]
 
     async def add_many(self, items: Sequence[AddItem]) -> list[str]:
@@ -422,8 +417,13 @@ class UserMemory:
                 rows.append(self._prepare(user_id, text, metadata, scope, now))
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"item {n}: {exc}") from None
-        if not rows:
-            return []
+        if rows:
+            await self._write(rows)
+        return [r[0] for r in rows]
+
+    async def _write(self, rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """Embed and store prepared rows in batches; then each writer's cache entry takes in
+        the new items (all written) or is dropped (a failure part-way)."""
         await self._embedder_ready()
         batches: list[np.ndarray] = []
         try:
@@ -438,7 +438,6 @@ class UserMemory:
             for user_id, positions in by_user.items():
                 self._touched(user_id, [StoredItem(rows[n][0], rows[n][1], rows[n][3]) for n in positions],
                               matrix[positions] if matrix is not None else None)
-        return [r[0] for r in rows]
 
     # -- reading -------------------------------------------------------------------------
 
