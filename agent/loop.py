@@ -158,26 +158,14 @@ class Agent:
                 yield RunEnded("answered", answer, step, usage, _ms(started))
                 return
 
-            problem, message = "", ""
-            tool: Tool | None = None
             args: dict[str, Any] = parsed.action_input or {}
+            tool: Tool | None = None
             if parsed.action is None:
                 problem = "format"
                 why = parsed.error or "no Action or Final Answer was found."
                 message = f"Your reply did not follow the format: {why}\n{TEXT_FORMAT_REMINDER}"
-            elif (tool := registry.resolve(parsed.action)) is None:
-                problem = "unknown_tool"
-                message = (
-                    f"Observation: {_unknown_tool_message(parsed.action, registry)}\n"
-                    f"{TEXT_FORMAT_REMINDER}"
-                )
-            elif bad := tool.check(args):
-                problem = "bad_arguments"
-                message = (
-                    f"Observation: Error: bad Action Input for {tool.name}: {bad}. "
-                    f"Its parameters (JSON Schema): {_schema(tool)}. "
-                    "Send the Action again with a JSON object that matches."
-                )
+            else:
+                tool, problem, message = _check_call(registry, parsed.action, args, text=True)
 
             if problem:
                 nudges += 1
@@ -275,24 +263,10 @@ class Agent:
             )
             nudged = False
             for call in completion.tool_calls:
-                tool = registry.resolve(call.name)
                 args = _tool_arguments(call.arguments)
-                problem = ""
-                if tool is None:
-                    problem, content = "unknown_tool", _unknown_tool_message(call.name, registry)
-                elif args is None:
-                    problem = "bad_arguments"
-                    content = (
-                        f"Error: the arguments for {tool.name} are not a JSON object: "
-                        f"{call.arguments[:200]!r}. Its parameters (JSON Schema): {_schema(tool)}."
-                    )
-                elif bad := tool.check(args):
-                    problem = "bad_arguments"
-                    content = (
-                        f"Error: bad arguments for {tool.name}: {bad}. "
-                        f"Its parameters (JSON Schema): {_schema(tool)}. Call it again with "
-                        "arguments that match."
-                    )
+                tool, problem, content = _check_call(
+                    registry, call.name, args, text=False, raw=call.arguments
+                )
                 if problem:
                     nudged = True
                     log.debug("step %d: nudge (%s)", step, problem)
@@ -341,13 +315,47 @@ def _no_answer(nudges: int) -> str:
     )
 
 
+def _check_call(
+    registry: ToolRegistry, name: str, args: dict[str, Any] | None, *, text: bool, raw: str = ""
+) -> tuple[Tool | None, str, str]:
+    """Check a tool call before it runs, for either protocol: ``(tool, problem, message)``.
+
+    ``problem`` is "" when the call can run; else "unknown_tool" or "bad_arguments" (``args``
+    None means ``raw`` was not a JSON object), and ``message`` tells the model what was wrong:
+    an "Observation: Error: ..." user message in the text protocol, the "Error: ..." content
+    of the role=tool message in the native one.
+    """
+    arguments = "Action Input" if text else "arguments"
+    tool = registry.resolve(name)
+    if tool is None:
+        known = ", ".join(registry.names()) or "(none: answer without tools)"
+        problem = "unknown_tool"
+        message = f"Error: there is no tool named {name[:100]!r}. Use one of: {known}."
+        if text:
+            message += f"\n{TEXT_FORMAT_REMINDER}"
+    elif args is None:
+        problem = "bad_arguments"
+        message = (
+            f"Error: the {arguments} for {tool.name} are not a JSON object: {raw[:200]!r}. "
+            f"Its parameters (JSON Schema): {_schema(tool)}."
+        )
+    elif bad := tool.check(args):
+        retry = (
+            "Send the Action again with a JSON object that matches." if text
+            else "Call it again with arguments that match."
+        )
+        problem = "bad_arguments"
+        message = (
+            f"Error: bad {arguments} for {tool.name}: {bad}. "
+            f"Its parameters (JSON Schema): {_schema(tool)}. {retry}"
+        )
+    else:
+        return tool, "", ""
+    return tool, problem, f"Observation: {message}" if text else message
+
+
 def _schema(tool: Tool) -> str:
     return json.dumps(tool.parameters, ensure_ascii=False)
-
-
-def _unknown_tool_message(name: str, registry: ToolRegistry) -> str:
-    known = ", ".join(registry.names()) or "(none: answer without tools)"
-    return f"Error: there is no tool named {name[:100]!r}. Use one of: {known}."
 
 
 def _tool_arguments(raw: str) -> dict[str, Any] | None:
