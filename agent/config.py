@@ -16,6 +16,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from agent.errors import ConfigError
+from agent.tools.weather import DEFAULT_FORECAST_URL, DEFAULT_GEOCODING_URL
 from envsettings import SettingError, read_choice, read_float, read_int, read_secret, read_str, read_url
 
 __all__ = [
@@ -27,8 +28,6 @@ __all__ = [
 ]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
-DEFAULT_FORECAST_URL = "https://api.open-meteo.com/v1/forecast"
 
 Protocol = Literal["text", "native"]
 
