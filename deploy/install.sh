@@ -235,10 +235,10 @@ create_env_file() {
 }
 
 install_units() {
-    put_unit "$SOURCE/deploy/$NAME.service" "$UNIT_DIR/$NAME.service" || true
+    put_unit "$SOURCE/deploy/$NAME.service" "$UNIT_DIR/$NAME.service"
     if [[ $WITH_CHROMA -eq 1 ]]; then
-        put_unit "$SOURCE/deploy/chroma.service" "$UNIT_DIR/$CHROMA_UNIT" || true
-        put_unit "$SOURCE/deploy/$NAME.service.d/chroma.conf" "$DROPIN_DIR/chroma.conf" || true
+        put_unit "$SOURCE/deploy/chroma.service" "$UNIT_DIR/$CHROMA_UNIT"
+        put_unit "$SOURCE/deploy/$NAME.service.d/chroma.conf" "$DROPIN_DIR/chroma.conf"
     fi
     if [[ $CHANGED_UNITS -eq 1 ]]; then
         manager daemon-reload
