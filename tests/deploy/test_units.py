@@ -3,7 +3,11 @@ and the hardening they carry. Read from the files as written."""
 
 from __future__ import annotations
 
-from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, NAME
+from pathlib import Path
+
+import pytest
+
+from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, NAME
 from tests.deploy.unitfile import UnitFile
 
 HARDENING = {
@@ -35,8 +39,10 @@ HARDENING = {
 }
 
 
-def test_bot_unit_carries_every_hardening_setting(bot_unit: UnitFile) -> None:
-    found = {key: bot_unit.value("Service", key) for key in HARDENING}
+@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT], ids=["bot", "chroma"])
+def test_both_units_carry_every_hardening_setting(path: Path) -> None:
+    unit = UnitFile(path)
+    found = {key: unit.value("Service", key) for key in HARDENING}
     assert found == HARDENING
 
 
@@ -48,11 +54,6 @@ def test_bot_unit_opens_only_internet_and_local_sockets(bot_unit: UnitFile) -> N
 def test_bot_unit_keeps_proc_cpuinfo_for_torch(bot_unit: UnitFile) -> None:
     assert bot_unit.value("Service", "ProcSubset") is None
     assert "No ProcSubset=pid" in BOT_UNIT.read_text(encoding="utf-8"), "the reason is a comment"
-
-
-def test_chroma_unit_carries_every_hardening_setting(chroma_unit: UnitFile) -> None:
-    found = {key: chroma_unit.value("Service", key) for key in HARDENING}
-    assert found == HARDENING
 
 
 def test_chroma_unit_adds_what_the_bot_cannot_have(chroma_unit: UnitFile) -> None:
