@@ -1,4 +1,5 @@
-"""The discord.py client: intents, allowed mentions, cogs, one-time command sync, error funnel.
+"""The discord.py client: intents, allowed mentions, cogs, one-time command sync, access gate
+and error funnel of slash commands.
 
 Slash commands are synced once, in `setup_hook` (to DEV_GUILD_ID at once when set, else
 globally), never in `on_ready`, which runs again on every reconnect. Allowed mentions are set
@@ -23,7 +24,8 @@ from discord.ext import commands
 from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
-from bot.discord_app.interactions import tell
+from bot.discord_app.interactions import NOT_ALLOWED, tell
+from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
 from bot.pipeline import TurnPipeline
 from memory.errors import MemoryStoreError
@@ -54,11 +56,19 @@ def policy_for(settings: Settings) -> AccessPolicy:
 
 
 class ReactCommandTree(app_commands.CommandTree):
-    """The single error funnel of every slash command: log it, answer the person, go on.
+    """The single gate and error funnel of every slash command.
 
-    The answer goes out whether or not the command had already responded (see `tell`), so no
-    error leaves an interaction unanswered.
+    Gate: a person or place outside the operator's lists (the client's `policy`) is refused
+    politely before any command runs. Funnel: an error is logged and the person answered, whether
+    or not the command had already responded (see `tell`), so none leaves an interaction unanswered.
     """
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        policy: AccessPolicy = self.client.policy  # type: ignore[attr-defined]
+        if policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
+            return True
+        await tell(interaction, NOT_ALLOWED)
+        return False
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         name = interaction.command.qualified_name if interaction.command else "?"
@@ -73,6 +83,7 @@ class _BotCore:
 
     pipeline: TurnPipeline
     settings: Settings
+    policy: AccessPolicy
 
     def __init__(self, pipeline: TurnPipeline, settings: Settings, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
@@ -85,17 +96,17 @@ class _BotCore:
         )
         self.pipeline = pipeline
         self.settings = settings
+        self.policy = policy_for(settings)
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
         if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
-        policy = policy_for(self.settings)
-        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, policy))
-        await bot.add_cog(AskCog(self.pipeline, policy))
-        await bot.add_cog(TraceCog(bot, self.pipeline, policy))
-        await bot.add_cog(MemoryCog(self.pipeline, policy))
-        await bot.add_cog(AdminCog(self.pipeline, policy))
+        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, self.policy))
+        await bot.add_cog(AskCog(self.pipeline))
+        await bot.add_cog(TraceCog(bot, self.pipeline))
+        await bot.add_cog(MemoryCog(self.pipeline))
+        await bot.add_cog(AdminCog(self.pipeline))
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)

@@ -6,9 +6,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.discord_app.access import AccessPolicy
-from bot.discord_app.interactions import NOT_ALLOWED, tell
-from bot.discord_app.translate import where_of
+from bot.discord_app.interactions import tell
 from bot.pipeline import TurnPipeline
 
 __all__ = ["AdminCog"]
@@ -17,17 +15,13 @@ __all__ = ["AdminCog"]
 class AdminCog(commands.Cog):
     """Channel administration commands."""
 
-    def __init__(self, pipeline: TurnPipeline, policy: AccessPolicy) -> None:
+    def __init__(self, pipeline: TurnPipeline) -> None:
         self.pipeline = pipeline
-        self.policy = policy
 
     @app_commands.command(name="reset", description="Forget this channel's conversation (not people's memories)")
     @app_commands.default_permissions(manage_messages=True)
     async def reset(self, interaction: discord.Interaction) -> None:
         """Clear the channel buffer."""
-        if not self.policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
-            await tell(interaction, NOT_ALLOWED)
-            return
         if interaction.guild_id is not None and not interaction.permissions.manage_messages:
             await tell(interaction, "You need the Manage Messages permission to reset this channel.")
             return

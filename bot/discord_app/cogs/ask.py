@@ -13,11 +13,9 @@ from discord import app_commands
 from discord.ext import commands
 
 from agent.events import AgentEvent
-from bot.discord_app.access import AccessPolicy
 from bot.discord_app.delivery import answer_parts, post_trace, trace_messages
-from bot.discord_app.interactions import NOT_ALLOWED, tell
 from bot.discord_app.status import ThrottledStatus, status_line
-from bot.discord_app.translate import request_from_interaction, where_of
+from bot.discord_app.translate import request_from_interaction
 from bot.pipeline import TurnPipeline
 
 __all__ = ["AskCog"]
@@ -28,9 +26,8 @@ QUESTION_MAX = 4000
 class AskCog(commands.Cog):
     """The /ask command."""
 
-    def __init__(self, pipeline: TurnPipeline, policy: AccessPolicy, status_interval_s: float = 1.0) -> None:
+    def __init__(self, pipeline: TurnPipeline, status_interval_s: float = 1.0) -> None:
         self.pipeline = pipeline
-        self.policy = policy
         self.status_interval_s = status_interval_s
 
     @app_commands.command(name="ask", description="Ask the agent a question")
@@ -47,9 +44,6 @@ class AskCog(commands.Cog):
         private: bool = False,
     ) -> None:
         """Ask the agent."""
-        if not self.policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
-            await tell(interaction, NOT_ALLOWED)
-            return
         await interaction.response.defer(thinking=True, ephemeral=private)
 
         async def edit_status(text: str) -> None:

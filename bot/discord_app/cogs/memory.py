@@ -14,9 +14,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.discord_app.access import AccessPolicy
-from bot.discord_app.interactions import NOT_ALLOWED, tell
-from bot.discord_app.translate import where_of
+from bot.discord_app.interactions import tell
 from bot.discord_app.views import ConfirmView, PagerView, paginate
 from bot.pipeline import TurnPipeline
 
@@ -35,24 +33,15 @@ class MemoryCog(commands.Cog):
 
     memory = app_commands.Group(name="memory", description="What the bot remembers about you")
 
-    def __init__(self, pipeline: TurnPipeline, policy: AccessPolicy) -> None:
+    def __init__(self, pipeline: TurnPipeline) -> None:
         self.pipeline = pipeline
-        self.policy = policy
 
     def _ids(self, interaction: discord.Interaction) -> tuple[str, str | None]:
         guild_id = str(interaction.guild_id) if interaction.guild_id is not None else None
         return str(interaction.user.id), guild_id
 
-    async def _allowed(self, interaction: discord.Interaction) -> bool:
-        if self.policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
-            return True
-        await tell(interaction, NOT_ALLOWED)
-        return False
-
     @memory.command(name="show", description="See what I remember about you here")
     async def show(self, interaction: discord.Interaction) -> None:
-        if not await self._allowed(interaction):
-            return
         await interaction.response.defer(ephemeral=True, thinking=True)
         items = await self.pipeline.memory_items(*self._ids(interaction))
         if not items:
@@ -69,8 +58,6 @@ class MemoryCog(commands.Cog):
 
     @memory.command(name="export", description="Download what I remember about you here as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
-        if not await self._allowed(interaction):
-            return
         await interaction.response.defer(ephemeral=True, thinking=True)
         items = await self.pipeline.memory_export(*self._ids(interaction))
         data = json.dumps({"user_id": str(interaction.user.id), "items": items}, ensure_ascii=False, indent=2)
@@ -79,8 +66,6 @@ class MemoryCog(commands.Cog):
 
     @memory.command(name="forget", description="Erase what I remember about you here")
     async def forget(self, interaction: discord.Interaction) -> None:
-        if not await self._allowed(interaction):
-            return
         user_id, guild_id = self._ids(interaction)
 
         async def erase() -> str:

@@ -11,10 +11,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.discord_app.access import AccessPolicy
 from bot.discord_app.delivery import post_trace
-from bot.discord_app.interactions import NOT_ALLOWED, parse_message_ref, tell
-from bot.discord_app.translate import where_of
+from bot.discord_app.interactions import parse_message_ref, tell
 from bot.pipeline import TurnPipeline
 
 __all__ = ["TraceCog"]
@@ -23,10 +21,9 @@ __all__ = ["TraceCog"]
 class TraceCog(commands.Cog):
     """The /trace command."""
 
-    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, policy: AccessPolicy) -> None:
+    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline) -> None:
         self.bot = bot
         self.pipeline = pipeline
-        self.policy = policy
 
     @staticmethod
     def _moderates(interaction: discord.Interaction, guild_id: str | None) -> bool:
@@ -38,9 +35,6 @@ class TraceCog(commands.Cog):
     @app_commands.describe(message="A link to the answer or its id (default: your last answer here)")
     async def trace(self, interaction: discord.Interaction, message: str | None = None) -> None:
         """Show an answer's trace in a thread."""
-        if not self.policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
-            await tell(interaction, NOT_ALLOWED)
-            return
         await interaction.response.defer(ephemeral=True, thinking=True)
         if message:
             ref = parse_message_ref(message)
