@@ -2,7 +2,7 @@
 
 Both only answer the person who opened them; anyone else pressing gets a short refusal. When
 they expire, the buttons are taken off the message.
-Imports discord.py only; never the pipeline (the confirm action is given).
+Imports discord.py and the shared `tell`; never the pipeline (the confirm action is given).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 import discord
+
+from bot.discord_app.interactions import tell
 
 __all__ = ["ConfirmView", "PagerView", "paginate"]
 
@@ -123,8 +125,4 @@ class ConfirmView(_OwnedView):
         self, interaction: discord.Interaction, error: Exception, item: discord.ui.Item[ConfirmView]
     ) -> None:
         log.error("memory forget failed", exc_info=error)
-        text = "Something went wrong; nothing may have been forgotten. Please try again."
-        if interaction.response.is_done():
-            await interaction.followup.send(text, ephemeral=True)
-        else:
-            await interaction.response.send_message(text, ephemeral=True)
+        await tell(interaction, "Something went wrong; nothing may have been forgotten. Please try again.")
