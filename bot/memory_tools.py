@@ -47,6 +47,8 @@ class MemoryTools:
     def __init__(self, memory: Any, *, global_scope: bool = False, k: int = 5,
                  timeout_s: float | None = None) -> None:
         self._timeout_s = timeout_s
+        self._global_scope = global_scope
+        recall_scope = self.recall_scope
 
         async def recall_memory(ctx: ToolContext, query: str) -> str:
             """Search what this person told you in earlier conversations (their memory, here).
@@ -57,8 +59,7 @@ class MemoryTools:
             query = query.strip()
             if not query:
                 raise ToolError("query is empty; say in a few words what to look for")
-            scope = None if global_scope else scope_for(ctx.guild_id)
-            hits = await memory.search(ctx.user_id, query, k=k, scope=scope)
+            hits = await memory.search(ctx.user_id, query, k=k, scope=recall_scope(ctx.guild_id))
             if not hits:
                 return "Nothing remembered about that."
             return "\n".join(
@@ -67,6 +68,10 @@ class MemoryTools:
             )
 
         self._recall = Tool.from_function(recall_memory, timeout_s=timeout_s)
+
+    def recall_scope(self, guild_id: str | None) -> str | None:
+        """Where recall looks: the place's own scope, or everywhere with MEMORY_SCOPE=global."""
+        return None if self._global_scope else scope_for(guild_id)
 
     def for_turn(self, pending: list[str]) -> ToolRegistry:
         """A registry with both tools; `remember` appends to ``pending`` (stored by the pipeline

@@ -157,8 +157,8 @@ class TurnPipeline:
         self._settings = settings
         self._clock = clock
         self._now = now
-        self._global_scope = settings.memory.memory_scope == "global"
-        self._memory_tools = MemoryTools(user_memory, global_scope=self._global_scope,
+        self._memory_tools = MemoryTools(user_memory,
+                                         global_scope=settings.memory.memory_scope == "global",
                                          k=RECALL_K, timeout_s=settings.agent.tool_timeout_s)
         self._adder = _CoalescingAdder(user_memory)
         self._slots: dict[str, _ChannelSlot] = {}
@@ -292,7 +292,7 @@ class TurnPipeline:
         history = [self._history_message(m, req.user_id) for m in recent]
         hits: list[MemoryHit] = await self._memory.search(
             req.user_id, question[:RECALL_QUERY_CHARS], k=RECALL_K,
-            scope=self._recall_scope(req.guild_id))
+            scope=self._memory_tools.recall_scope(req.guild_id))
         memories = [format_memory_line(h.text, h.metadata, max_chars=MEMORY_LINE_CHARS) for h in hits]
         return history, memories
 
@@ -403,15 +403,11 @@ class TurnPipeline:
         self._last_turn[user_id] = now
         return False
 
-    def _recall_scope(self, guild_id: str | None) -> str | None:
-        return None if self._global_scope else scope_for(guild_id)
-
     def _manage_scope(self, guild_id: str | None) -> str | None:
-        """What a person sees/exports/forgets: in a guild, what they said in that guild; in a
-        DM (private to them) or with MEMORY_SCOPE=global, everything they said anywhere."""
-        if self._global_scope or guild_id is None:
-            return None
-        return scope_for(guild_id)
+        """What a person sees/exports/forgets: in a guild, what recall sees there (that guild,
+        or everything with MEMORY_SCOPE=global); in a DM (private to them), everything they
+        said anywhere."""
+        return None if guild_id is None else self._memory_tools.recall_scope(guild_id)
 
     # -- lifecycle (graceful shutdown) ----------------------------------------------------
 
@@ -495,9 +491,7 @@ class TurnPipeline:
 
     async def memory_export(self, user_id: str, guild_id: str | None) -> list[dict[str, Any]]:
         """The same items as JSON-safe dicts: id, text, scope, created_at (ISO), metadata."""
-        scope = self._manage_scope(guild_id)
-        items = await self._memory.export(user_id)
-        return items if scope is None else [it for it in items if it.get("scope") == scope]
+        return await self._memory.export(user_id, scope=self._manage_scope(guild_id))
 
     async def memory_forget(self, user_id: str, guild_id: str | None) -> int:
         """Erase what the bot remembers of this person here; returns how many items."""
