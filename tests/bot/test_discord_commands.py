@@ -11,7 +11,7 @@ from memory.semantic import scope_for
 from tests.bot.conftest import system_text
 from tests.bot.discord_fixtures import World, answer, final_answers
 from tests.fakes import discord_payloads as p
-from tests.fakes.discord_server import FakeInteraction
+from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 
 CALCULATE = 'Thought: I should compute it.\nAction: calculator\nAction Input: {"expression": "6*7"}'
@@ -140,12 +140,17 @@ async def test_memory_export_sends_a_json_file_with_the_items(world: World, run_
     assert "my favourite colour is teal" in item["text"]
 
 
-async def test_memory_forget_asks_first_and_erases_after_the_click(world: World, run_bot, fake: FakeOpenAI) -> None:
-    running = await run_bot()
+async def _forget_prompt(world: World, fake: FakeOpenAI) -> FakeMessage:
+    """Alice tells a fact, then runs /memory forget; returns the confirmation prompt."""
     await _tell_a_fact(world, fake)
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
     await world.dc.wait_for_response(inter, "callback")
-    prompt = world.dc.messages[inter.original_message_id]
+    return world.dc.messages[inter.original_message_id]
+
+
+async def test_memory_forget_asks_first_and_erases_after_the_click(world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    prompt = await _forget_prompt(world, fake)
     assert prompt.ephemeral and prompt.content.startswith("Erase everything")
     assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1  # not yet
     confirm, _cancel = prompt.custom_ids()
@@ -162,10 +167,7 @@ async def test_memory_forget_asks_first_and_erases_after_the_click(world: World,
 
 async def test_memory_forget_cancelled_keeps_everything(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    await _tell_a_fact(world, fake)
-    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
-    await world.dc.wait_for_response(inter, "callback")
-    prompt = world.dc.messages[inter.original_message_id]
+    prompt = await _forget_prompt(world, fake)
     _confirm, cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, cancel, world.alice)
     await world.dc.wait_for_response(click, "callback")
@@ -173,12 +175,26 @@ async def test_memory_forget_cancelled_keeps_everything(world: World, run_bot, f
     assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1
 
 
+async def test_a_forget_that_fails_says_so_and_keeps_the_memory(
+        world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    running = await run_bot()
+    prompt = await _forget_prompt(world, fake)
+
+    async def fails(user_id: str, guild_id: str | None) -> int:
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(running.pipeline, "memory_forget", fails)
+    confirm, _cancel = prompt.custom_ids()
+    click = await world.dc.click_button(prompt.id, confirm, world.alice)
+    told = await world.dc.wait_for_response(click, "followup")
+    assert told.ephemeral
+    assert told.json["content"] == "Something went wrong; nothing may have been forgotten. Please try again."
+    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 1
+
+
 async def test_memory_forget_buttons_refuse_anyone_else(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    await _tell_a_fact(world, fake)
-    inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
-    await world.dc.wait_for_response(inter, "callback")
-    prompt = world.dc.messages[inter.original_message_id]
+    prompt = await _forget_prompt(world, fake)
     confirm, _cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, confirm, world.bob)
     refusal = await world.dc.wait_for_response(click, "callback")
