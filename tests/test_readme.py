@@ -9,7 +9,9 @@ site-packages, and the project installed into it with `pip install --no-deps
 --no-build-isolation -e .` (no network, seconds rather than the minutes a full dependency
 install takes; the full install is what `make test` itself does). The model is the loopback FakeOpenAI (answering every
 question with one calculator step), embeddings come from it too, DATA_DIR is a fresh folder,
-and no DISCORD_TOKEN is set.
+and no DISCORD_TOKEN is set. Each block's output is checked: `python -m agent` prints the
+README's ```text example line for line (durations aside), the console chat answers, then shows
+the calculator step under /trace and the stored exchange under /memory, the check passes.
 """
 
 from __future__ import annotations
@@ -101,6 +103,19 @@ def env_for(venv: Path, fake: FakeOpenAI, data: Path) -> dict[str, str]:
             "EMBEDDING_MODEL": "fake-embed"}
 
 
+def cli_example() -> str:
+    """What the README's ```text example shows `python -m agent` printing (after the `$` line)."""
+    match = re.search(r"```text\n\$ python -m agent \"what is 17 times 23\?\"\n(.*?)```",
+                      README.read_text(encoding="utf-8"), re.DOTALL)
+    assert match, "README.md has no example of `python -m agent` output"
+    return match.group(1)
+
+
+def timings_masked(text: str) -> list[str]:
+    """The lines with each duration written as N (they differ from run to run)."""
+    return [re.sub(r"\d+(?:\.\d+)?(?= (?:ms|s)\b)", "N", line) for line in text.strip().splitlines()]
+
+
 def test_the_readme_has_runnable_blocks_and_says_why_any_is_not_run() -> None:
     assert len(RUN) >= 4
     for block in BLOCKS:
@@ -129,7 +144,13 @@ async def test_readme_shell_block_runs_in_the_fresh_venv_against_the_fakes(
     text = out.decode() + err.decode()
     assert proc.returncode == 0, f"{script_of(block)}\n{text[-3000:]}"
     assert "Traceback" not in text
-    if any("python -m agent" in c or "python -m bot chat" in c for c in block.commands):
-        assert "391" in out.decode()
+    if any("python -m agent" in c for c in block.commands):
+        assert timings_masked(out.decode()) == timings_masked(cli_example())
+    if any("python -m bot chat" in c for c in block.commands):
+        answer, _, after = out.decode().partition("Trace of: what is 17 times 23?")
+        trace, _, memory = after.partition("you> ")
+        assert "391" in answer
+        assert 'tool: calculator  input: {"expression": "17 * 23"}' in trace and "observation: 391" in trace
+        assert "[exchange] what is 17 times 23?" in memory
     if any("python -m bot check" in c for c in block.commands):
         assert "all checks passed" in out.decode()
