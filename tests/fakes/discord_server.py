@@ -1439,37 +1439,35 @@ class FakeDiscord:
                      ephemeral=bool(msg is not None and msg.ephemeral) or bool(flags & p.EPHEMERAL))
         return self._callback_reply(req, inter, ctype, msg)
 
-    def _webhook_target(self, app_id: str, token: str, mid: str) -> tuple[FakeInteraction | None, FakeMessage | None]:
+    def _webhook_message(self, app_id: str, token: str, mid: str, action: str,
+                         body: Any) -> tuple[FakeInteraction, FakeMessage, str] | web.Response:
+        """The interaction and message a webhook message route names, with the kind to record
+        (``original_<action>`` or ``followup_<action>``); or the 404 answer when either is unknown
+        (recorded when the interaction is known)."""
         inter = self._interaction_by_token(token)
         if inter is None or app_id != self.application_id:
-            return None, None
-        if mid == "@original":
-            return inter, self._original(inter)
-        msg = self.messages.get(mid)
-        if msg is None or msg.deleted or msg.interaction_id != inter.id:
-            return inter, None
-        return inter, msg
+            return _error(404, 10015, "Unknown Webhook")
+        kind = f"{'original' if mid == '@original' else 'followup'}_{action}"
+        msg = self._original(inter) if mid == "@original" else self.messages.get(mid)
+        if msg is None or (mid != "@original" and (msg.deleted or msg.interaction_id != inter.id)):
+            self._record(inter, kind, body, 404)
+            return _error(404, 10008, "Unknown Message")
+        return inter, msg, kind
 
     async def _webhook_get(self, req: _Request, app_id: str, token: str, mid: str) -> web.Response:
-        inter, msg = self._webhook_target(app_id, token, mid)
-        if inter is None:
-            return _error(404, 10015, "Unknown Webhook")
-        kind = "original_get" if mid == "@original" else "followup_get"
-        if msg is None:
-            self._record(inter, kind, None, 404)
-            return _error(404, 10008, "Unknown Message")
+        target = self._webhook_message(app_id, token, mid, "get", None)
+        if isinstance(target, web.Response):
+            return target
+        inter, msg, kind = target
         self._record(inter, kind, None, 200, message_id=msg.id, ephemeral=msg.ephemeral)
         return _json(200, self._message_payload(msg))
 
     async def _webhook_edit(self, req: _Request, app_id: str, token: str, mid: str) -> web.Response:
-        inter, msg = self._webhook_target(app_id, token, mid)
-        if inter is None:
-            return _error(404, 10015, "Unknown Webhook")
-        kind = "original_edit" if mid == "@original" else "followup_edit"
         body = req.json or {}
-        if msg is None:
-            self._record(inter, kind, body, 404)
-            return _error(404, 10008, "Unknown Message")
+        target = self._webhook_message(app_id, token, mid, "edit", body)
+        if isinstance(target, web.Response):
+            return target
+        inter, msg, kind = target
         if (bad := self._validate_message(body, req.files, editing=True)) is not None:
             self._record(inter, kind, body, bad.status)
             return bad
@@ -1480,13 +1478,10 @@ class FakeDiscord:
         return _json(200, self._message_payload(msg))
 
     async def _webhook_delete(self, req: _Request, app_id: str, token: str, mid: str) -> web.Response:
-        inter, msg = self._webhook_target(app_id, token, mid)
-        if inter is None:
-            return _error(404, 10015, "Unknown Webhook")
-        kind = "original_delete" if mid == "@original" else "followup_delete"
-        if msg is None:
-            self._record(inter, kind, None, 404)
-            return _error(404, 10008, "Unknown Message")
+        target = self._webhook_message(app_id, token, mid, "delete", None)
+        if isinstance(target, web.Response):
+            return target
+        inter, msg, kind = target
         msg.deleted = True
         self._record(inter, kind, None, 204, message_id=msg.id, ephemeral=msg.ephemeral)
         if not msg.ephemeral:
