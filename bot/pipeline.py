@@ -35,7 +35,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -188,32 +188,24 @@ class TurnPipeline:
         if self._cooling_down(req.user_id, started):
             return self._refusal("cooldown", started)
 
-        slot = self._slots.get(req.channel_id)
-        if slot is None:
-            slot = self._slots[req.channel_id] = _ChannelSlot(asyncio.Lock())
-        slot.users += 1
         self._in_flight += 1
         self._idle.clear()
         task = asyncio.current_task()
-        if task is not None:
-            self._turn_tasks.add(task)
+        assert task is not None  # a coroutine awaited under asyncio always runs in a task
+        self._turn_tasks.add(task)
         try:
-            async with slot.lock, self._semaphore:
+            async with self._channel_lock(req.channel_id), self._semaphore:
                 queued_ms = (self._clock() - started) * 1000.0
                 result = await self._turn(req, question, on_event, started)
             result = dataclasses.replace(result, queued_ms=queued_ms)
         except asyncio.CancelledError:
-            if task is None or task not in self._abandoned:
+            if task not in self._abandoned:
                 raise
             task.uncancel()  # abandoned at shutdown: the person is told, nothing was stored
             result = self._refusal("shutting_down", started)
         finally:
-            if task is not None:
-                self._turn_tasks.discard(task)
-                self._abandoned.discard(task)
-            slot.users -= 1
-            if slot.users == 0 and self._slots.get(req.channel_id) is slot:
-                del self._slots[req.channel_id]
+            self._turn_tasks.discard(task)
+            self._abandoned.discard(task)
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
@@ -391,6 +383,21 @@ class TurnPipeline:
         return TurnResult(ok=False, text=sentence_for(kind), outcome=outcome, error_kind=kind,
                           elapsed_ms=(self._clock() - started) * 1000.0)
 
+    @contextlib.asynccontextmanager
+    async def _channel_lock(self, channel_id: str) -> AsyncIterator[None]:
+        """Hold the channel's lock (FIFO); the lock leaves the map with its last user."""
+        slot = self._slots.get(channel_id)
+        if slot is None:
+            slot = self._slots[channel_id] = _ChannelSlot(asyncio.Lock())
+        slot.users += 1
+        try:
+            async with slot.lock:
+                yield
+        finally:
+            slot.users -= 1
+            if slot.users == 0 and self._slots.get(channel_id) is slot:
+                del self._slots[channel_id]
+
     def _cooling_down(self, user_id: str, now: float) -> bool:
         cooldown = self._settings.user_cooldown_s
         if cooldown <= 0:
@@ -456,17 +463,8 @@ class TurnPipeline:
 
     async def reset_channel(self, channel_id: str) -> int:
         """Clear a channel's buffer (after any turn running there); returns messages removed."""
-        slot = self._slots.get(channel_id)
-        if slot is None:
-            slot = self._slots[channel_id] = _ChannelSlot(asyncio.Lock())
-        slot.users += 1
-        try:
-            async with slot.lock:
-                return await self._buffer.clear(channel_id)
-        finally:
-            slot.users -= 1
-            if slot.users == 0 and self._slots.get(channel_id) is slot:
-                del self._slots[channel_id]
+        async with self._channel_lock(channel_id):
+            return await self._buffer.clear(channel_id)
 
     async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,
                              channel_id: str, text: str, message_id: str | None = None) -> bool:
