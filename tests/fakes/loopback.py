@@ -1,7 +1,9 @@
 """LoopbackServer: the lifecycle the small HTTP fakes share.
 
 An aiohttp application on 127.0.0.1 at a free port, started with `start()` or `async with`,
-its address in `base_url`. A fake subclasses it and adds its routes in `add_routes`.
+its address in `base_url`. A fake subclasses it and adds its routes in `add_routes`; one that
+takes large bodies raises `client_max_size`. No access log; closing gives in-flight (delayed)
+handlers 0.2 s.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ __all__ = ["LoopbackServer"]
 class LoopbackServer:
     """Start/stop and address of one loopback aiohttp server."""
 
+    client_max_size = 1024**2  # aiohttp's default limit on a request body
+
     def __init__(self) -> None:
         self._server: TestServer | None = None
 
@@ -25,14 +29,15 @@ class LoopbackServer:
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "start the fake first"
+        if self._server is None:
+            raise RuntimeError(f"{type(self).__name__} is not started; use `async with` or start()")
         return str(self._server.make_url("")).rstrip("/")
 
     async def start(self) -> Self:
-        app = web.Application()
+        app = web.Application(client_max_size=self.client_max_size)
         self.add_routes(app)
         self._server = TestServer(app, host="127.0.0.1", port=0)
-        await self._server.start_server()
+        await self._server.start_server(access_log=None, shutdown_timeout=0.2)
         return self
 
     async def close(self) -> None:

@@ -68,6 +68,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackServer
+
 __all__ = ["FakeOpenAI", "Reply", "ErrorReply", "Garbage"]
 
 _DEFAULT_USAGE: Any = object()  # sentinel: compute usage from word counts
@@ -109,8 +111,10 @@ Entry = Reply | ErrorReply | Garbage
 Responder = Callable[[dict[str, Any]], Any]
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """A scripted OpenAI-compatible chat/embeddings server on 127.0.0.1. See module docstring."""
+
+    client_max_size = 64 * 1024 * 1024
 
     def __init__(
         self,
@@ -122,6 +126,7 @@ class FakeOpenAI:
         models: Sequence[str] = ("fake-model",),
         embedding_dim: int = 384,
     ) -> None:
+        super().__init__()
         self.default_content = default_content
         self.responder = responder
         self.reject_stop = reject_stop
@@ -134,8 +139,6 @@ class FakeOpenAI:
         self._script: deque[Entry] = deque()
         self._pending_delay = 0.0
         self._ids = itertools.count(1)
-        self._runner: web.AppRunner | None = None
-        self.port: int | None = None
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -219,40 +222,16 @@ class FakeOpenAI:
     def remaining(self) -> int:
         return len(self._script)
 
-    # -- lifecycle -------------------------------------------------------------------------
+    # -- routes ----------------------------------------------------------------------------
 
     @property
     def base_url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("FakeOpenAI is not started; use `async with FakeOpenAI()`")
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{super().base_url}/v1"
 
-    async def start(self) -> FakeOpenAI:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=0.2
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server  # aiohttp exposes the bound port only through the server
-        assert server is not None and server.sockets
-        self.port = server.sockets[0].getsockname()[1]
-        return self
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeOpenAI:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     # -- handlers --------------------------------------------------------------------------
 
