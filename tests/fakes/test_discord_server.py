@@ -482,6 +482,30 @@ async def test_followup_before_acknowledging_is_refused(world: World) -> None:
     assert [(e.kind, e.status) for e in inter.events] == [("followup", 404)]
 
 
+async def test_a_deleted_original_is_an_unknown_message_to_read_edit_or_delete(world: World) -> None:
+    bot = MiniBot()
+    codes: list[int] = []
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.send_message("first")
+        await interaction.delete_original_response()
+        for again in (interaction.original_response, lambda: interaction.edit_original_response(content="x"),
+                      interaction.delete_original_response):
+            try:
+                await again()
+            except discord.NotFound as exc:
+                codes.append(exc.code)
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for(lambda: len(codes) == 3)
+    assert codes == [10008, 10008, 10008]
+    assert [(e.kind, e.status) for e in inter.events] == [
+        ("callback", 200), ("original_delete", 204),
+        ("original_get", 404), ("original_edit", 404), ("original_delete", 404)]
+
+
 async def test_second_acknowledgement_is_refused(world: World) -> None:
     import aiohttp
 
