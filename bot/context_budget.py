@@ -1,8 +1,9 @@
 """Fit what is sent to the model into a token budget: question, channel history, memories.
 
 Order of sacrifice: a single over-long message (the question, one history message, one memory)
-is first cut to at most half the budget with a visible note; then the oldest history messages
-are dropped, down to the last exchange (KEEP_RECENT messages, what "it" and "that" refer to);
+is first cut to at most half the budget with a visible marker (memory.tokens.truncate_to_tokens);
+then the oldest history messages are dropped, down to the last exchange (KEEP_RECENT messages,
+what "it" and "that" refer to);
 then the least relevant memories (memories arrive best first); then that last exchange. The
 question is never dropped. Token counts are memory.tokens.estimate_tokens estimates plus a small per-message
 overhead for the chat format.
@@ -15,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.tokens import estimate_tokens
+from memory.tokens import estimate_tokens, truncate_to_tokens
 
-__all__ = ["CUT_NOTE", "KEEP_RECENT", "MESSAGE_OVERHEAD_TOKENS", "MIN_BUDGET_TOKENS", "Budgeted",
-           "cut_to_tokens", "fit_context", "message_tokens"]
+__all__ = ["KEEP_RECENT", "MESSAGE_OVERHEAD_TOKENS", "MIN_BUDGET_TOKENS", "Budgeted", "fit_context",
+           "message_tokens"]
 
-CUT_NOTE = "\n[... cut: message too long]"
 MESSAGE_OVERHEAD_TOKENS = 4
 MIN_BUDGET_TOKENS = 64
 KEEP_RECENT = 2
@@ -44,37 +44,20 @@ def message_tokens(text: str) -> int:
     return estimate_tokens(text) + MESSAGE_OVERHEAD_TOKENS
 
 
-def cut_to_tokens(text: str, max_tokens: int) -> str:
-    """``text`` unchanged if it fits ``max_tokens``, else its longest prefix that fits together
-    with CUT_NOTE (found by bisection on the estimate)."""
-    if estimate_tokens(text) <= max_tokens:
-        return text
-    room = max_tokens - estimate_tokens(CUT_NOTE)
-    # Every character costs at least a quarter token, so no longer prefix can fit.
-    lo, hi = 0, min(len(text), 4 * max(room, 0) + 4)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(text[:mid]) <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo].rstrip() + CUT_NOTE
-
-
 def fit_context(question: str, history: Sequence[dict], memories: Sequence[str], *,
                 budget: int) -> Budgeted:
     """Fit ``question`` + ``history`` (oldest first, chat dicts with "content") + ``memories``
     (best first) into ``budget`` estimated tokens."""
     budget = max(budget, MIN_BUDGET_TOKENS)
-    cap = budget // 2 - MESSAGE_OVERHEAD_TOKENS
+    cap = budget // 2 - MESSAGE_OVERHEAD_TOKENS  # >= 28 tokens: room for the marker and a start
     cut = 0
 
     def capped(text: str) -> str:
         nonlocal cut
-        short = cut_to_tokens(text, cap)
+        short = truncate_to_tokens(text, cap)
         if short is not text:
             cut += 1
-        return short
+        return short or ""
 
     q = capped(question)
     hist = [dict(m, content=capped(m.get("content") or "")) for m in history]

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from bot.context_budget import CUT_NOTE, MIN_BUDGET_TOKENS, cut_to_tokens, fit_context, message_tokens
+import re
+
+from bot.context_budget import MIN_BUDGET_TOKENS, fit_context, message_tokens
 from memory.tokens import estimate_tokens
+
+
+def cut_from(text: str, original: str) -> bool:
+    """``text`` is the start of ``original`` followed by the visible truncation marker."""
+    found = re.search(r"\n\[\.\.\. truncated: (\d+) of (\d+) characters kept\]\Z", text)
+    return (found is not None and int(found[2]) == len(original)
+            and original.startswith(text[:int(found[1])]) and found.start() == int(found[1]))
 
 
 def msg(text: str, role: str = "user") -> dict:
@@ -60,7 +69,7 @@ def test_the_last_exchange_goes_when_nothing_else_is_left() -> None:
 def test_an_over_long_question_is_cut_with_a_visible_note() -> None:
     question = "z" * 100_000
     b = fit_context(question, [], [], budget=4000)
-    assert b.question.endswith(CUT_NOTE)
+    assert cut_from(b.question, question)
     assert b.question.startswith("zzzz")
     assert b.cut_messages == 1
     assert message_tokens(b.question) <= 2000
@@ -71,7 +80,7 @@ def test_one_over_long_history_message_is_cut_not_dropped_when_room_remains() ->
     history = [msg("short"), msg("h" * 50_000, "assistant")]
     b = fit_context("q", history, [], budget=3000)
     assert b.dropped_history == 0
-    assert b.history[1]["content"].endswith(CUT_NOTE)
+    assert cut_from(b.history[1]["content"], history[1]["content"])
     assert b.history[1]["role"] == "assistant"
     assert b.tokens <= 3000
 
@@ -83,16 +92,18 @@ def test_input_history_dicts_are_not_mutated() -> None:
 
 
 def test_a_tiny_budget_is_raised_to_the_minimum_and_keeps_a_cut_question() -> None:
-    b = fit_context("a question " * 200, [msg("old " * 100)], ["mem " * 100], budget=1)
-    assert b.question.endswith(CUT_NOTE) and b.question.startswith("a question")
+    question = "a question " * 200
+    b = fit_context(question, [msg("old " * 100)], ["mem " * 100], budget=1)
+    assert cut_from(b.question, question) and b.question.startswith("a question")
     assert b.tokens <= MIN_BUDGET_TOKENS
 
 
-def test_cut_to_tokens_fits_for_non_ascii_text() -> None:
-    text = "日本語のテキスト\u200b" * 5000
-    out = cut_to_tokens(text, 300)
-    assert out.endswith(CUT_NOTE) and estimate_tokens(out) <= 300
+def test_an_over_long_non_ascii_question_is_cut_within_its_half_of_the_budget() -> None:
+    question = "日本語のテキスト\u200b" * 5000
+    b = fit_context(question, [], [], budget=600)
+    assert cut_from(b.question, question) and b.question.startswith("日本語")
+    assert message_tokens(b.question) <= 300 and b.tokens <= 600
 
 
-def test_cut_to_tokens_returns_short_text_unchanged() -> None:
-    assert cut_to_tokens("fine", 10) == "fine"
+def test_a_short_question_is_returned_as_it_is() -> None:
+    assert fit_context("fine", [], [], budget=MIN_BUDGET_TOKENS).question == "fine"
