@@ -42,9 +42,10 @@ def answer_parts(text: str) -> list[str]:
 
 
 async def reply_to(message: discord.Message, text: str) -> discord.Message:
-    """Reply to `message` (pinging its author only); a deleted original gives a plain message."""
+    """Reply to `message` (pinging its author only: the client's allowed mentions keep
+    `replied_user`); a deleted original gives a plain message."""
     reference = message.to_reference(fail_if_not_exists=False)
-    return await message.channel.send(text, reference=reference, mention_author=True)
+    return await message.channel.send(text, reference=reference)
 
 
 async def reply_in_parts(message: discord.Message, text: str) -> discord.Message:
