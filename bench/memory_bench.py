@@ -5,7 +5,8 @@ Builds a varied synthetic corpus (default 100,000 items over 1,000 users), then 
   - single add latency p50/p95 (what the bot does once per turn),
   - search latency p50/p95 over a few hundred queries of random users, right after a write
     of that user (as in the bot: mostly a user whose items are not cached yet, so the search
-    reads them from Chroma) and repeated (the user's items cached),
+    reads them from Chroma) and repeated (the user's items cached); every query is a new
+    text, so every search embeds its query as a turn does,
   - the process's memory (RSS) along the way.
 Figures only: nothing here asserts on timings. Targets: search p95 <= 50 ms, single add
 p95 <= 60 ms, bulk add >= 100 items/s.
@@ -87,7 +88,11 @@ QUERIES = [
 
 
 def make_query(rng: random.Random) -> str:
-    return rng.choice(QUERIES).format(food=rng.choice(FOODS), place=rng.choice(PLACES), hobby=rng.choice(HOBBIES))
+    """A question with a random tag word, so that no two are alike: a turn searches with a
+    new message, whose vector the memory's memo of recent query vectors does not hold."""
+    tag = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(6))
+    question = rng.choice(QUERIES).format(food=rng.choice(FOODS), place=rng.choice(PLACES), hobby=rng.choice(HOBBIES))
+    return f"{question} (re {tag})"
 
 
 def pct(values: list[float], p: float) -> float:
@@ -180,7 +185,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--single-adds", type=int, default=200)
     parser.add_argument("--chunk", type=int, default=2_048, help="items per add_many call")
-    parser.add_argument("--cache", type=int, default=256, help="(user, scope) keyword indexes kept")
+    parser.add_argument("--cache", type=int, default=256, help="users whose items and vectors are kept in memory")
     parser.add_argument("--mode", choices=("hybrid", "dense", "keyword"), default="hybrid")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--progress", action="store_true", help="print bulk-load progress to stderr")
