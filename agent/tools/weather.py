@@ -10,14 +10,12 @@ Part of agent/: imports nothing from bot/ or memory/.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Literal
 
 import httpx
 
+from agent.tools.fetch import get_json
 from agent.tools.registry import ToolError, ToolRegistry
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_FORECAST_URL",
@@ -83,10 +81,10 @@ def register_weather(
         name, hint = _split_place(place)
         if not 1 <= days <= MAX_DAYS:
             raise ToolError(f"days must be between 1 and {MAX_DAYS}, got {days}")
-        found = await _get_json(
-            http, geocoding_url, "geocoding",
+        found = await get_json(
+            http, geocoding_url,
             {"name": name, "count": 10, "language": "en", "format": "json"},
-            request_timeout_s,
+            service="the weather geocoding service", timeout_s=request_timeout_s,
         )
         location = _pick_location(found.get("results"), hint)
         if location is None:
@@ -94,8 +92,8 @@ def register_weather(
                 f"no place named {place.strip()!r} was found; try the city name alone, "
                 "e.g. 'Paris', or a nearby larger city"
             )
-        forecast = await _get_json(
-            http, forecast_url, "forecast",
+        forecast = await get_json(
+            http, forecast_url,
             {
                 "latitude": location["latitude"],
                 "longitude": location["longitude"],
@@ -106,7 +104,7 @@ def register_weather(
                 "temperature_unit": units,
                 "wind_speed_unit": "kmh",
             },
-            request_timeout_s,
+            service="the weather forecast service", timeout_s=request_timeout_s,
         )
         return _describe(location, forecast)
 
@@ -119,36 +117,6 @@ def _split_place(place: str) -> tuple[str, str]:
         raise ToolError(f"place is too long ({len(text)} characters); give just a city name")
     name, _, hint = text.partition(",")
     return name.strip() or text, hint.strip().lower()
-
-
-async def _get_json(
-    http: httpx.AsyncClient, url: str, what: str, params: dict[str, Any], timeout_s: float
-) -> dict[str, Any]:
-    try:
-        response = await http.get(url, params=params, timeout=timeout_s)
-    except httpx.TimeoutException:
-        raise ToolError(f"the weather {what} service timed out; try again later") from None
-    except httpx.HTTPError as exc:
-        log.warning("weather %s request to %s failed: %s", what, url, exc)
-        raise ToolError(
-            f"the weather {what} service is unreachable ({type(exc).__name__}); try again later"
-        ) from None
-    if response.status_code != 200:
-        reason = ""
-        try:
-            body = response.json()
-            if isinstance(body, dict) and isinstance(body.get("reason"), str):
-                reason = f": {body['reason'][:200]}"
-        except ValueError:
-            pass
-        raise ToolError(f"the weather {what} service answered HTTP {response.status_code}{reason}")
-    try:
-        body = response.json()
-    except ValueError:
-        raise ToolError(f"the weather {what} service sent an unreadable reply") from None
-    if not isinstance(body, dict):
-        raise ToolError(f"the weather {what} service sent an unexpected reply")
-    return body
 
 
 def _pick_location(results: Any, hint: str) -> dict[str, Any] | None:

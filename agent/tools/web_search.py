@@ -10,20 +10,23 @@ Part of agent/: imports nothing from bot/ or memory/.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import httpx
 
+from agent.tools.fetch import get_json
 from agent.tools.registry import ToolError, ToolRegistry
-
-log = logging.getLogger(__name__)
 
 __all__ = ["MAX_RESULTS", "register_web_search", "search_endpoint"]
 
 MAX_RESULTS = 10
 MAX_QUERY_CHARS = 400
 SNIPPET_CHARS = 300
+_STATUS_MESSAGES = {
+    403: "the search service refused the request (HTTP 403); its operator must enable the "
+    "json format in SearxNG's settings",
+    429: "the search service is rate limiting (HTTP 429); try again later",
+}
 
 
 def search_endpoint(base_url: str) -> str:
@@ -58,40 +61,12 @@ def register_web_search(
             raise ToolError(f"query is too long ({len(text)} characters; limit {MAX_QUERY_CHARS})")
         if not 1 <= max_results <= MAX_RESULTS:
             raise ToolError(f"max_results must be between 1 and {MAX_RESULTS}, got {max_results}")
-        body = await _search(http, endpoint, text, request_timeout_s)
+        body = await get_json(
+            http, endpoint, {"q": text, "format": "json"},
+            service="the search service", timeout_s=request_timeout_s,
+            status_messages=_STATUS_MESSAGES,
+        )
         return _describe(text, body, max_results)
-
-
-async def _search(
-    http: httpx.AsyncClient, endpoint: str, query: str, timeout_s: float
-) -> dict[str, Any]:
-    try:
-        response = await http.get(
-            endpoint, params={"q": query, "format": "json"}, timeout=timeout_s
-        )
-    except httpx.TimeoutException:
-        raise ToolError("the search service timed out; try again later") from None
-    except httpx.HTTPError as exc:
-        log.warning("web search request to %s failed: %s", endpoint, exc)
-        raise ToolError(
-            f"the search service is unreachable ({type(exc).__name__}); try again later"
-        ) from None
-    if response.status_code == 403:
-        raise ToolError(
-            "the search service refused the request (HTTP 403); its operator must enable the "
-            "json format in SearxNG's settings"
-        )
-    if response.status_code == 429:
-        raise ToolError("the search service is rate limiting (HTTP 429); try again later")
-    if response.status_code != 200:
-        raise ToolError(f"the search service answered HTTP {response.status_code}")
-    try:
-        body = response.json()
-    except ValueError:
-        raise ToolError("the search service sent an unreadable reply") from None
-    if not isinstance(body, dict):
-        raise ToolError("the search service sent an unexpected reply")
-    return body
 
 
 def _clip(text: Any, limit: int) -> str:
