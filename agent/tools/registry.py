@@ -90,7 +90,7 @@ class Tool:
     validator: Any = field(default=None, compare=False, repr=False)
 
     def spec(self) -> dict[str, Any]:
-        """The catalog entry: name, description and parameters."""
+        """Name, description and parameters: the function entry of the OpenAI ``tools`` list."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def adapt(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -220,10 +220,6 @@ class ToolRegistry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
-
-    def catalog(self) -> list[dict[str, Any]]:
-        """``[{"name", "description", "parameters"}]`` for the system prompt."""
-        return [tool.spec() for tool in self._tools.values()]
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """The ``tools`` list of an OpenAI chat completion request."""

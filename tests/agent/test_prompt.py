@@ -38,7 +38,7 @@ def test_catalog_lists_every_tool_with_its_schema_from_the_registry():
 
     prompt = build_system_prompt(registry, protocol="text", now=NOW)
 
-    for spec in registry.catalog():
+    for spec in (tool.spec() for tool in registry):
         assert f"### {spec['name']}\n{spec['description']}" in prompt
         assert json.dumps(spec["parameters"], separators=(", ", ": ")) in prompt
 

@@ -74,7 +74,7 @@ def test_an_http_client_is_required() -> None:
 async def test_catalog_is_json_schema_for_every_builtin(http: httpx.AsyncClient) -> None:
     reg = ToolRegistry()
     register_builtin_tools(reg, http=http, searxng_url="http://127.0.0.1:9")
-    for spec in reg.catalog():
+    for spec in (tool.spec() for tool in reg):
         assert spec["description"]
         assert spec["parameters"]["type"] == "object"
         assert spec["parameters"]["additionalProperties"] is False

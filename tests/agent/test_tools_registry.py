@@ -96,7 +96,7 @@ def test_explicit_parameters_and_description_win_over_derivation() -> None:
         """Ignored docstring."""
         return q
 
-    assert reg.catalog() == [{"name": "lookup", "description": "Look something up.",
+    assert [tool.spec() for tool in reg] == [{"name": "lookup", "description": "Look something up.",
                               "parameters": schema}]
 
 
