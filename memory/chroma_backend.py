@@ -169,10 +169,6 @@ class ChromaStore:
         with self._translating(self.where, "delete from"):
             self._collection.delete(ids=list(ids))
 
-    def count(self) -> int:
-        with self._translating(self.where, "count the items of"):
-            return int(self._collection.count())
-
     def max_batch_size(self) -> int:
         with self._translating(self.where, "ask the batch size of"):
             return int(self._client.get_max_batch_size())

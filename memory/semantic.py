@@ -88,6 +88,7 @@ MAX_METADATA_KEYS = 32
 MAX_METADATA_TEXT = 2_000
 DEFAULT_COLLECTION = "user_memory"
 DENSE_CANDIDATES = 50
+WORKERS = 4  # threads for embedding and Chroma calls
 SEARCH_MODES = ("hybrid", "dense", "keyword")
 RESERVED_KEYS = frozenset({"user_id", "scope", "truncated_from"})
 _SCOPE = re.compile(r"^(?:|dm|guild:[^\s]{1,64})$")
@@ -259,8 +260,8 @@ class _RecentVectors:
 
     A turn searches memory with the person's message and then stores that same message: the
     add reuses the query's vector instead of running the model a second time. Texts are keyed
-    by their search form (spaces folded, end punctuation trimmed, as ranking.plan_query does),
-    so "Where to?" stored after searching "Where to?" hits; the vector is the search form's.
+    by `ranking.search_form` (spaces folded, end punctuation trimmed, as plan_query does), so
+    "Where to?" stored after searching "Where to?" hits; the vector is the search form's.
     """
 
     def __init__(self, size: int = 64) -> None:
@@ -268,12 +269,8 @@ class _RecentVectors:
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    @staticmethod
-    def _key(text: str) -> str:
-        return " ".join(text.split()).strip(" ?!.,;:")
-
     def get(self, text: str) -> np.ndarray | None:
-        key = self._key(text)
+        key = ranking.search_form(text)
         with self._lock:
             vector = self._vectors.get(key)
             if vector is not None:
@@ -281,7 +278,7 @@ class _RecentVectors:
             return vector
 
     def put(self, text: str, vector: np.ndarray) -> None:
-        key = self._key(text)
+        key = ranking.search_form(text)
         with self._lock:
             self._vectors[key] = vector
             self._vectors.move_to_end(key)
@@ -295,7 +292,7 @@ class UserMemory:
     def __init__(self, store: ChromaStore, embedder: Embedder, *, search_mode: str = "hybrid",
                  clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
                  cache_size: int = 256, cache_ttl_s: float = 60.0, owns_embedder: bool = False,
-                 preload: bool = True, workers: int = 4) -> None:
+                 preload: bool = True) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -308,7 +305,7 @@ class UserMemory:
         self._cache_ttl_s = cache_ttl_s
         self._versions: dict[str, int] = {}
         self._owns_embedder = owns_embedder
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="user-memory")
+        self._executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="user-memory")
         self._recent_vectors = _RecentVectors()
         self._closed = False
         self._batch = min(256, store.max_batch_size())
