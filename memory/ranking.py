@@ -35,6 +35,7 @@ __all__ = [
     "drop_near_duplicates",
     "fuse",
     "plan_query",
+    "search_form",
     "tokenize",
 ]
 
@@ -194,6 +195,11 @@ _RECENCY_WORDS = re.compile(
 )
 
 
+def search_form(text: str) -> str:
+    """`text` as it is searched for: runs of spaces folded, end punctuation trimmed."""
+    return " ".join(text.split()).strip(" ?!.,;:")
+
+
 def _day_start(moment: datetime) -> datetime:
     return moment.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -279,7 +285,7 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
         since, until = start.timestamp(), min(end.timestamp(), now)
         text = text[: match.start()] + " " + text[match.end():]
         break
-    without_time = " ".join(text.split()).strip(" ?!.,;:")
+    without_time = search_form(text)
     recency = 0.0
     if since is not None:
         recency = 1.0
@@ -289,7 +295,7 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
         text = without_time if cfg.strip_time else (query or "")
     else:
         text = _CHATTER.sub(" ", text)
-    search_text = " ".join(text.split()).strip(" ?!.,;:")
+    search_text = search_form(text)
     if not search_text:
         search_text = without_time or " ".join((query or "").split())
     return QueryPlan(search_text=search_text, since=since, until=until, recency_weight=recency)
