@@ -5,9 +5,10 @@
           fix: set OPENAI_API_KEY in bot.env to a valid key for https://api.openai.com/v1
 
 Checks, in order: configuration, data folder writable, SQLite schema (opened and migrated, or a
-newer file refused), Chroma (the embedded folder, or the server's heartbeat at
-CHROMA_HOST:CHROMA_PORT), embeddings (the local model loads offline and embeds, or the
-embeddings endpoint answers), the model endpoint (a one-token chat request through the openai
+newer file refused), Chroma (the semantic memory opened as the bot opens it: the embedded
+folder or the server at CHROMA_HOST:CHROMA_PORT, and a collection of EMBEDDING_MODEL's
+vectors), embeddings (the local model loads offline and embeds, or the embeddings endpoint
+answers), the model endpoint (a one-token chat request through the openai
 client, no retries), the Discord token (GET /users/@me; skipped with no token: console mode).
 A check whose prerequisite failed is skipped and says why. Exit status 0 only when every check
 passed or was skipped for a reason that is not a failure (no token: console mode).
@@ -21,14 +22,12 @@ Part of bot/: a CLI (prints); reaches agent/ and memory/ settings and memory's s
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
 import aiohttp
-import httpx
 import openai
 
 from agent.errors import ConfigError as AgentConfigError
@@ -125,46 +124,25 @@ async def check_sqlite(s: Settings) -> CheckResult:
 
 
 async def check_chroma(s: Settings) -> CheckResult:
+    """Open the semantic memory exactly as the bot does (memory.semantic.open_user_memory):
+    the server or the folder, and the collection, which must hold EMBEDDING_MODEL's vectors."""
+    from memory.semantic import open_user_memory
+
     name = "Chroma"
     m = s.memory
-    if m.chroma_host:
-        where = f"{m.chroma_host}:{m.chroma_port}"
-        base = f"http://{where}"
-        try:
-            async with httpx.AsyncClient(timeout=NETWORK_TIMEOUT_S) as client:
-                resp = await client.get(f"{base}/api/v2/heartbeat")
-                if resp.status_code == 404:
-                    resp = await client.get(f"{base}/api/v1/heartbeat")
-        except httpx.HTTPError as exc:
-            return _fail(name, f"the Chroma server at {where} does not answer ({type(exc).__name__})",
-                         "start it (systemctl start react-discord-bot-chroma) or fix CHROMA_HOST/CHROMA_PORT")
-        if resp.status_code != 200:
-            return _fail(name, f"the Chroma server at {where} answered HTTP {resp.status_code} to its heartbeat",
-                         "check that CHROMA_HOST/CHROMA_PORT point at a Chroma server (chroma run)")
-        return _ok(name, f"server at {where} answers its heartbeat")
-    folder = m.chroma_path
-
-    def open_embedded() -> None:
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
-        folder.mkdir(parents=True, exist_ok=True)
-        if not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
-            raise PermissionError(f"{folder} is not readable and writable by this user")
-        client = chromadb.PersistentClient(path=str(folder),
-                                           settings=ChromaSettings(anonymized_telemetry=False))
-        try:
-            client.heartbeat()
-            client.list_collections()
-        finally:
-            client.close()
-
+    where = f"server at {m.chroma_host}:{m.chroma_port}" if m.chroma_host else f"embedded folder {m.chroma_path}"
     try:
-        await asyncio.to_thread(open_embedded)
-    except Exception as exc:
-        return _fail(name, f"the embedded Chroma folder {str(folder)!r} cannot be opened: {_short(exc)}",
-                     "give DATA_DIR/chroma to the bot's user, or restore it from a backup")
-    return _ok(name, f"embedded folder {folder} opens")
+        memory = await asyncio.to_thread(open_user_memory, settings=m, preload=False,
+                                         http_timeout_s=NETWORK_TIMEOUT_S)
+    except MemoryConfigError as exc:
+        return _fail(name, _short(exc), "set EMBEDDING_MODEL to the model this memory was built with")
+    except MemoryStoreError as exc:
+        if m.chroma_host:
+            return _fail(name, _short(exc), "start it (systemctl start react-discord-bot-chroma) or fix "
+                                            "CHROMA_HOST/CHROMA_PORT")
+        return _fail(name, _short(exc), "give DATA_DIR/chroma to the bot's user, or restore it from a backup")
+    await memory.close()
+    return _ok(name, f"{where} opens")
 
 
 async def check_embeddings(s: Settings) -> CheckResult:

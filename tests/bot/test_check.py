@@ -126,6 +126,16 @@ async def test_a_chroma_server_that_is_down_fails_with_the_fix(fake: FakeOpenAI,
     assert "CHROMA_HOST" in fix_after(out, "Chroma")
 
 
+async def test_a_memory_built_with_another_embedding_model_fails_the_chroma_check(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert code == 0 and line(out, "Chroma").startswith("ok"), out
+    code, out, _ = await check(check_env(fake, tmp_path / "data", EMBEDDING_MODEL="other-embed"), tmp_path)
+    assert code == 1
+    assert line(out, "Chroma").startswith("fail") and "fake-embed" in line(out, "Chroma")
+    assert "EMBEDDING_MODEL" in fix_after(out, "Chroma")
+
+
 async def test_a_data_dir_that_cannot_be_created_fails_and_skips_the_stores_in_it(
         fake: FakeOpenAI, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
