@@ -20,6 +20,7 @@ SETTINGS = [
     ("OPENAI_BASE_URL", "https://api.openai.com/v1"), ("LLM_PROTOCOL", "text"),
     ("LLM_TEMPERATURE", "0.2"), ("LLM_TIMEOUT_S", "60"), ("LLM_MAX_RETRIES", "3"),
     ("AGENT_MAX_STEPS", "8"), ("TOOL_TIMEOUT_S", "15"), ("TURN_TIMEOUT_S", "180"),
+    ("SHUTDOWN_TIMEOUT_S", "60"),
     ("SEARXNG_URL", None),
     ("OPEN_METEO_GEOCODING_URL", "https://geocoding-api.open-meteo.com/v1/search"),
     ("OPEN_METEO_FORECAST_URL", "https://api.open-meteo.com/v1/forecast"),
@@ -90,9 +91,14 @@ def test_readme_table_lists_the_setting_with_its_default(name: str, default: str
 def test_every_variable_the_settings_loader_reads_is_documented(tmp_path: Path) -> None:
     env = LookupRecorder({"LLM_MODEL": "m", "DATA_DIR": str(tmp_path)})
     load_settings(env)  # the bot's loader reads the agent's and the memory's settings too
-    assert len(env.looked_up) >= len(SETTINGS)
+    assert env.looked_up == {name for name, _ in SETTINGS}
     assert env.looked_up - set(example_lines()) == set()
     assert env.looked_up - set(readme_table()) == set()
+
+
+@pytest.mark.parametrize(("name", "default"), [(n, d) for n, d in SETTINGS if d is not None])
+def test_the_documented_default_is_the_one_the_code_uses(name: str, default: str) -> None:
+    assert load_settings({"LLM_MODEL": "m", name: default}) == load_settings({"LLM_MODEL": "m"})
 
 
 def test_env_example_is_a_systemd_environment_file() -> None:
