@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from envsettings import SettingError, read_choice, read_int, read_str, read_url
+from envsettings import SettingError, read_choice, read_int, read_secret, read_str, read_url
 from memory.errors import ConfigError
 
 __all__ = ["MemorySettings", "load_memory_settings"]
@@ -83,7 +83,7 @@ def _read(env: Mapping[str, str]) -> MemorySettings:
     base_url = read_url(
         env, "EMBEDDING_BASE_URL", read_url(env, "OPENAI_BASE_URL", OPENAI_DEFAULT_BASE_URL)
     )
-    api_key = read_str(env, "EMBEDDING_API_KEY", None) or read_str(env, "OPENAI_API_KEY", "")
+    api_key = read_secret(env, "EMBEDDING_API_KEY", None) or read_secret(env, "OPENAI_API_KEY", "")
     if backend == "openai" and not api_key and urlsplit(base_url).hostname == "api.openai.com":
         raise SettingError(
             "EMBEDDING_API_KEY",

@@ -109,5 +109,12 @@ def test_the_api_key_is_never_shown_in_repr_or_errors() -> None:
     assert secret not in str(info.value)
 
 
+@pytest.mark.parametrize("variable", ["EMBEDDING_API_KEY", "OPENAI_API_KEY"])
+def test_a_key_with_spaces_is_refused_without_showing_it(variable: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{variable} ") as info:
+        load_memory_settings({variable: "sk-secret pasted twice"})
+    assert "sk-secret" not in str(info.value)
+
+
 def test_config_error_is_a_memory_store_error() -> None:
     assert issubclass(ConfigError, MemoryStoreError)
