@@ -123,6 +123,19 @@ def test_the_readme_has_runnable_blocks_and_says_why_any_is_not_run() -> None:
             assert len(block.why) >= 10, f"{block}: say why it is not run as written"
 
 
+def settings_table(path: Path) -> dict[str, set[str]]:
+    """Variable -> the `quoted` values of its Default cell, for each one-variable table row."""
+    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|", path.read_text(encoding="utf-8"), re.M)
+    return {name: set(re.findall(r"`([^`]+)`", cell)) for name, cell in rows}
+
+
+def test_the_readme_settings_defaults_are_those_of_the_operators_guide() -> None:
+    # deploy/README.md's table is checked against the settings code by tests/deploy.
+    ours, guide = settings_table(README), settings_table(REPO / "deploy" / "README.md")
+    assert len(ours) >= 8
+    assert {name: ours[name] - guide.get(name, set()) for name in ours} == {name: set() for name in ours}
+
+
 def test_a_fresh_venv_gets_the_package_installed_without_dependencies(fresh_venv: Path) -> None:
     proc = subprocess.run([str(fresh_venv / "bin" / "python"), "-c",
                            "import agent, bot, memory, sys; print(sys.prefix); print(bot.__file__)"],
