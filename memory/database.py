@@ -105,6 +105,17 @@ def require_id(name: str, value: object, *, optional: bool = False) -> None:
         raise ValueError(f"{name} must not be empty")
 
 
+def _file_place(path: Path, what: str) -> None:
+    """Create the folder of the file `path` (the database or a backup); StoreUnavailable naming
+    it when that fails or when `path` is a directory."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnavailable(f"cannot create the folder of the {what} {str(path)!r}: {exc}") from exc
+    if path.is_dir():
+        raise StoreUnavailable(f"the {what} path {str(path)!r} is a directory, not a file")
+
+
 def _probe(path: Path, busy_timeout_s: float) -> None:
     conn = sqlite3.connect(path, timeout=busy_timeout_s)
     try:
@@ -195,12 +206,7 @@ class Database:
 
     @classmethod
     async def _connect(cls, path: Path, busy_timeout_s: float) -> Database:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnavailable(f"cannot create the folder of the database {str(path)!r}: {exc}") from exc
-        if path.is_dir():
-            raise StoreUnavailable(f"the database path {str(path)!r} is a directory, not a file")
+        _file_place(path, "database")
         try:
             # A plain probe first: an unopenable path or a file that is not SQLite fails here,
             # before aiosqlite starts its worker thread.
@@ -397,12 +403,7 @@ class Database:
             raise ValueError(f"the backup destination is the database itself: {str(dest)!r}")
         if self._in_transaction():
             raise RuntimeError("backup() inside a transaction would copy uncommitted rows")
-        try:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnavailable(f"cannot create the folder of the backup {str(dest)!r}: {exc}") from exc
-        if dest.is_dir():
-            raise StoreUnavailable(f"the backup path {str(dest)!r} is a directory, not a file")
+        _file_place(dest, "backup")
         partial = dest.with_name(dest.name + ".partial")
         partial.unlink(missing_ok=True)
         try:
