@@ -33,7 +33,7 @@ Rules, in one place:
   their vectors (`where user_id`, about 20 ms at 100,000 items) instead of asking Chroma
   for a filtered nearest-neighbour query, which took 105-140 ms at that size on the 2-core
   target because its HNSW graph spans every user. Each user's items, vectors and per-scope
-  BM25 indexes are cached in this process: an LRU of `cache_size` users, extended in place
+  BM25 indexes are cached in this process: an LRU of `cache_size` users, extended
   by this object's adds, dropped by its deletes and forgets, and reloaded after
   `cache_ttl_s` (60 s) so that writes of other processes sharing a Chroma server are seen.
 - Blocking work (embedding, Chroma) runs on this object's own thread pool; each call is
@@ -227,7 +227,8 @@ class _ScopeView:
 
 @dataclass(slots=True)
 class _UserItems:
-    """All of one user's items and their vectors; never mutated, replaced on change."""
+    """All of one user's items and their vectors, replaced (never edited) on a write; only `views`
+    fills in, one scope view at a time, as searches ask for them."""
 
     version: int
     loaded_at: float
