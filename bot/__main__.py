@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from dotenv import load_dotenv
@@ -28,7 +29,7 @@ from agent.errors import ConfigError as AgentConfigError
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.logging_setup import configure_logging
-from bot.shutdown import StopSignal, serve_until_stopped
+from bot.shutdown import StopSignal
 from memory.errors import MemoryStoreError
 
 EXIT_CONFIG = 2
@@ -39,30 +40,20 @@ def _require_model(settings: Settings) -> None:
         raise ConfigError(settings.agent.missing())
 
 
-async def _console(settings: Settings) -> int:
-    from bot.console import ConsoleChat
-    from bot.runtime import Runtime
-
+async def _until_stopped(serve: Callable[[Settings, StopSignal], Awaitable[int | None]],
+                         settings: Settings) -> int:
+    """Run a front end with SIGTERM/SIGINT routed to its graceful shutdown (bot.shutdown)."""
     stop = StopSignal()
     with stop.installed():
-        async with Runtime(settings) as runtime:
-            code = await serve_until_stopped(ConsoleChat(runtime).run(), runtime.pipeline, stop,
-                                             timeout_s=settings.shutdown_timeout_s)
-    return 0 if code is None else int(code)
+        return await serve(settings, stop) or 0
 
 
 def _chat(settings: Settings, explicit_log_level: bool) -> int:
+    from bot.console import run_console
+
     # A person at the terminal: no cooldown, and only warnings on stderr unless asked.
     configure_logging(settings.log_level if explicit_log_level else "WARNING")
-    return asyncio.run(_console(dataclasses.replace(settings, user_cooldown_s=0.0)))
-
-
-async def _serve_discord(settings: Settings) -> None:
-    from bot.discord_app import run_discord  # imported here: the console works without it
-
-    stop = StopSignal()
-    with stop.installed():
-        await run_discord(settings, stop)
+    return asyncio.run(_until_stopped(run_console, dataclasses.replace(settings, user_cooldown_s=0.0)))
 
 
 def _discord(settings: Settings) -> int:
@@ -70,8 +61,9 @@ def _discord(settings: Settings) -> int:
         raise ConfigError("DISCORD_TOKEN is not set: `python -m bot run` needs a bot token "
                           "(or use `python -m bot chat` for the console)")
     configure_logging(settings.log_level)
-    asyncio.run(_serve_discord(settings))
-    return 0
+    from bot.discord_app import run_discord  # imported here: the console works without it
+
+    return asyncio.run(_until_stopped(run_discord, settings))
 
 
 def _check() -> int:

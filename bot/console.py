@@ -28,10 +28,12 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agent.events import AgentEvent, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted
+from bot.config import Settings
 from bot.requests import TurnRequest
 from bot.runtime import Runtime
+from bot.shutdown import StopSignal, serve_until_stopped
 
-__all__ = ["CONSOLE_CHANNEL", "CONSOLE_USER", "ConsoleChat"]
+__all__ = ["CONSOLE_CHANNEL", "CONSOLE_USER", "ConsoleChat", "run_console"]
 
 CONSOLE_USER = "console"
 CONSOLE_CHANNEL = "console"
@@ -241,3 +243,12 @@ class ConsoleChat:
             self.console.print(Text(f"Erased {count} item(s).", style="green"))
         else:
             self.console.print(Text("Use /memory, /memory export [file] or /memory forget.", style="yellow"))
+
+
+async def run_console(settings: Settings, stop: StopSignal) -> int:
+    """Open the stores and chat until /quit, end of input or ``stop`` (then shut down
+    gracefully: see bot.shutdown); the stores close on the way out. Returns the exit code."""
+    async with Runtime(settings) as runtime:
+        code = await serve_until_stopped(ConsoleChat(runtime).run(), runtime.pipeline, stop,
+                                         timeout_s=settings.shutdown_timeout_s)
+    return 0 if code is None else int(code)
