@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import load_settings
 from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, NAME
 from tests.deploy.unitfile import UnitFile
 
@@ -103,7 +104,8 @@ def test_bot_unit_does_not_restart_on_a_configuration_error(bot_unit: UnitFile) 
 def test_bot_unit_gives_a_graceful_shutdown_time_to_finish_turns(bot_unit: UnitFile) -> None:
     assert bot_unit.value("Service", "KillSignal") == "SIGTERM"
     assert bot_unit.value("Service", "KillMode") == "mixed"
-    assert int(bot_unit.value("Service", "TimeoutStopSec") or 0) >= 60
+    # More than the bot's own wait for running turns, so closing the databases is not cut off.
+    assert int(bot_unit.value("Service", "TimeoutStopSec") or 0) > load_settings({"LLM_MODEL": "m"}).shutdown_timeout_s
 
 
 def test_bot_unit_is_ordered_after_the_optional_chroma_unit_without_requiring_it(
