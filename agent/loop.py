@@ -182,7 +182,7 @@ class Agent:
             assert tool is not None
             nudges = 0
             yield ToolStarted(step, parsed.thought, tool.name, args)
-            result = await registry.call(tool.name, args, context)
+            result = await registry.call_checked(tool, args, context)
             yield ToolFinished(
                 step, parsed.thought, tool.name, args, result.observation, result.ok,
                 result.elapsed_ms,
@@ -274,7 +274,7 @@ class Agent:
                 else:
                     assert tool is not None and args is not None
                     yield ToolStarted(step, thought, tool.name, args)
-                    result = await registry.call(tool.name, args, context)
+                    result = await registry.call_checked(tool, args, context)
                     yield ToolFinished(
                         step, thought, tool.name, args, result.observation, result.ok,
                         result.elapsed_ms,

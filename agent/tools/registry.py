@@ -235,37 +235,38 @@ class ToolRegistry:
     async def call(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
         """Run a tool for the model. Never raises (except on cancellation of the caller)."""
         started = time.perf_counter()
-
-        def done(observation: str, ok: bool) -> ToolResult:
-            if ok and observation.startswith("Error:"):
-                ok = False
-            return ToolResult(
-                observation=_truncate(observation, self.max_observation_chars),
-                ok=ok,
-                elapsed_ms=(time.perf_counter() - started) * 1000.0,
-            )
-
         tool = self.resolve(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(self._tools) or "(no tools are available)"
-            return done(f"Error: unknown tool {str(name)[:100]!r}; use one of: {known}", False)
-
+            return self._result(
+                f"Error: unknown tool {str(name)[:100]!r}; use one of: {known}", False, started
+            )
         if args is None:
             args = {}
         if not isinstance(args, Mapping):
-            return done(
+            return self._result(
                 f"Error: arguments for {tool.name} must be a JSON object, got "
                 f"{_json_type(args)}. Expected: {_schema_hint(tool.parameters)}",
-                False,
+                False, started,
             )
-        args = tool.adapt(args)
         if problem := tool.check(args):
-            return done(
+            return self._result(
                 f"Error: bad arguments for {tool.name}: {problem}. "
                 f"Expected: {_schema_hint(tool.parameters)}",
-                False,
+                False, started,
             )
+        return await self._run(tool, tool.adapt(args), ctx, started)
 
+    async def call_checked(
+        self, tool: Tool, args: Mapping[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        """Like `call`, for a tool and arguments the caller has already passed through
+        ``tool.check`` (the agent loop does, to nudge the model): they are not validated again."""
+        return await self._run(tool, tool.adapt(args), ctx, time.perf_counter())
+
+    async def _run(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float
+    ) -> ToolResult:
         timeout_s = tool.timeout_s or self.default_timeout_s
         kwargs = dict(args)
         if tool.ctx_param is not None:
@@ -275,14 +276,23 @@ class ToolRegistry:
                 value = await tool.fn(**kwargs)
         except TimeoutError:
             log.warning("tool %s timed out after %ss", tool.name, timeout_s)
-            return done(f"Error: {tool.name} timed out after {timeout_s:g}s", False)
+            return self._result(f"Error: {tool.name} timed out after {timeout_s:g}s", False, started)
         except ToolError as exc:
             log.info("tool %s refused: %s", tool.name, exc)
-            return done(f"Error: {exc}", False)
+            return self._result(f"Error: {exc}", False, started)
         except Exception as exc:  # a tool bug must not end the turn
             log.exception("tool %s failed", tool.name)
-            return done(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", False)
-        return done(_to_text(value), True)
+            return self._result(
+                f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", False, started
+            )
+        return self._result(_to_text(value), True, started)
+
+    def _result(self, observation: str, ok: bool, started: float) -> ToolResult:
+        return ToolResult(
+            observation=_truncate(observation, self.max_observation_chars),
+            ok=ok and not observation.startswith("Error:"),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+        )
 
 
 def _to_text(value: Any) -> str:

@@ -179,6 +179,20 @@ async def test_model_cannot_set_ctx_through_arguments(registry: ToolRegistry) ->
     assert "Additional properties are not allowed" in result.observation
 
 
+async def test_call_checked_runs_a_checked_call_with_adapted_arguments_and_the_context() -> None:
+    reg = ToolRegistry()
+
+    @reg.tool
+    async def greet(ctx: ToolContext, name: str) -> str:
+        """Greet."""
+        return f"{ctx.display_name} greets {name}"
+
+    tool = reg.get("greet")
+    assert tool.check({"input": "Bob"}) is None
+    result = await reg.call_checked(tool, {"input": "Bob"}, CTX)
+    assert (result.ok, result.observation) == (True, "Ada greets Bob")
+
+
 async def test_unknown_tool_lists_the_known_ones(registry: ToolRegistry) -> None:
     result = await registry.call("search", {}, CTX)
     assert not result.ok
