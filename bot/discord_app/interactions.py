@@ -16,18 +16,16 @@ __all__ = ["NOT_ALLOWED", "parse_message_ref", "tell"]
 log = logging.getLogger(__name__)
 
 NOT_ALLOWED = "Sorry, I'm not available to you here."
-_LINK = re.compile(r"https?://(?:[\w-]+\.)?discord(?:app)?\.com/channels/(?:@me|\d+)/(\d+)/(\d+)")
+_LINK = re.compile(r"https?://(?:[\w-]+\.)?discord(?:app)?\.com/channels/(?:@me|\d+)/\d+/(\d+)")
 _ID = re.compile(r"\d{15,21}")
 
 
-def parse_message_ref(text: str) -> tuple[str | None, str] | None:
-    """(channel id or None, message id) from a message link or a bare id; None if neither."""
+def parse_message_ref(text: str) -> str | None:
+    """The message id of a message link or a bare id; None if neither."""
     text = text.strip()
     if match := _LINK.fullmatch(text):
-        return match.group(1), match.group(2)
-    if _ID.fullmatch(text):
-        return None, text
-    return None
+        return match.group(1)
+    return text if _ID.fullmatch(text) else None
 
 
 async def tell(interaction: discord.Interaction, text: str, *, ephemeral: bool = True) -> None:

@@ -37,11 +37,11 @@ class TraceCog(commands.Cog):
         """Show an answer's trace in a thread."""
         await interaction.response.defer(ephemeral=True, thinking=True)
         if message:
-            ref = parse_message_ref(message)
-            if ref is None:
+            message_id = parse_message_ref(message)
+            if message_id is None:
                 await tell(interaction, "That is not a message link or id.")
                 return
-            record = await self.pipeline.trace_for_message(ref[1])
+            record = await self.pipeline.trace_for_message(message_id)
         else:
             record = await self.pipeline.last_trace(str(interaction.user.id), str(interaction.channel_id))
         if record is None:
