@@ -328,9 +328,7 @@ def _check_call(
     arguments = "Action Input" if text else "arguments"
     tool = registry.resolve(name)
     if tool is None:
-        known = ", ".join(registry.names()) or "(none: answer without tools)"
-        problem = "unknown_tool"
-        message = f"Error: there is no tool named {name[:100]!r}. Use one of: {known}."
+        problem, message = "unknown_tool", registry.unknown_tool_error(name)
         if text:
             message += f"\n{TEXT_FORMAT_REMINDER}"
     elif args is None:

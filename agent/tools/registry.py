@@ -208,6 +208,11 @@ class ToolRegistry:
                 return tool
         return None
 
+    def unknown_tool_error(self, name: str) -> str:
+        """The observation for a call of a tool that is not here: it lists the ones that are."""
+        known = ", ".join(self._tools) or "(none: answer without tools)"
+        return f"Error: unknown tool {name[:100]!r}; use one of: {known}"
+
     def names(self) -> list[str]:
         """Tool names in registration order."""
         return list(self._tools)
@@ -237,10 +242,7 @@ class ToolRegistry:
         started = time.perf_counter()
         tool = self.resolve(name) if isinstance(name, str) else None
         if tool is None:
-            known = ", ".join(self._tools) or "(no tools are available)"
-            return self._result(
-                f"Error: unknown tool {str(name)[:100]!r}; use one of: {known}", False, started
-            )
+            return self._result(self.unknown_tool_error(str(name)), False, started)
         if args is None:
             args = {}
         if not isinstance(args, Mapping):
