@@ -84,25 +84,41 @@ def stored(data: Path, channel: str) -> tuple[list[tuple[str, str]], list[tuple[
     return rows, traces
 
 
-async def run_discord_bot(dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path,
-                          **extra: str) -> tuple[asyncio.subprocess.Process, str, str]:
+async def sigterm_mid_turn(dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path, question: str,
+                           shutdown_timeout_s: str) -> tuple[asyncio.subprocess.Process, str]:
+    """`python -m bot run` in a guild channel; alice mentions it with ``question`` and SIGTERM is
+    sent once her turn has reached the model. Returns the process and the channel."""
     guild = dc.add_guild("Guild")
     channel = dc.add_channel(guild, "general")
     alice = dc.add_member(guild, name="alice")
     env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base,
-                  **extra)
+                  SHUTDOWN_TIMEOUT_S=shutdown_timeout_s)
     proc = await start(["run"], env, tmp_path)
     await dc.wait_until_connected(timeout=60)
-    return proc, channel, alice
+    await dc.user_says(channel, alice, question, mention_bot=True)
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGTERM)
+    return proc, channel
+
+
+async def sigint_mid_console_turn(fake: FakeOpenAI, tmp_path: Path, question: str,
+                                  shutdown_timeout_s: str) -> asyncio.subprocess.Process:
+    """`python -m bot chat` asked ``question``; SIGINT once the turn has reached the model.
+    Stdin stays open: the chat waits for more."""
+    proc = await start(["chat"], bot_env(fake, tmp_path / "data", SHUTDOWN_TIMEOUT_S=shutdown_timeout_s),
+                       tmp_path)
+    assert proc.stdin is not None
+    proc.stdin.write(question.encode() + b"\n")
+    await proc.stdin.drain()
+    await wait_for_model_call(fake, proc)
+    proc.send_signal(signal.SIGINT)
+    return proc
 
 
 async def test_sigterm_mid_turn_lets_the_turn_finish_stores_it_whole_and_exits_0(
         dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.delay(2.0).reply("Final Answer: the slow answer, delivered")
-    proc, channel, alice = await run_discord_bot(dc, fake, tmp_path, SHUTDOWN_TIMEOUT_S="30")
-    await dc.user_says(channel, alice, "a slow question", mention_bot=True)
-    await wait_for_model_call(fake, proc)
-    proc.send_signal(signal.SIGTERM)
+    proc, channel = await sigterm_mid_turn(dc, fake, tmp_path, "a slow question", "30")
     code, _, err = await finish(proc)
     assert code == 0, err
     assert [m.content for m in dc.bot_messages(channel)] == ["the slow answer, delivered"]
@@ -115,11 +131,8 @@ async def test_sigterm_mid_turn_lets_the_turn_finish_stores_it_whole_and_exits_0
 async def test_a_question_arriving_during_the_drain_gets_the_restarting_sentence(
         dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.delay(3.0).reply("Final Answer: the running turn's answer")
-    proc, channel, alice = await run_discord_bot(dc, fake, tmp_path, SHUTDOWN_TIMEOUT_S="30")
+    proc, channel = await sigterm_mid_turn(dc, fake, tmp_path, "the first question", "30")
     bob = dc.add_member(dc.guild_of(channel) or "", name="bob")
-    await dc.user_says(channel, alice, "the first question", mention_bot=True)
-    await wait_for_model_call(fake, proc)
-    proc.send_signal(signal.SIGTERM)
     await wait_for_log(proc, "no new turns")
     await dc.user_says(channel, bob, "a question during the drain", mention_bot=True)
     code, _, err = await finish(proc)
@@ -134,10 +147,7 @@ async def test_a_question_arriving_during_the_drain_gets_the_restarting_sentence
 async def test_sigterm_with_a_turn_past_the_timeout_says_restarting_and_stores_nothing(
         dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.delay(60.0).reply("Final Answer: never seen")
-    proc, channel, alice = await run_discord_bot(dc, fake, tmp_path, SHUTDOWN_TIMEOUT_S="1")
-    await dc.user_says(channel, alice, "a very slow question", mention_bot=True)
-    await wait_for_model_call(fake, proc)
-    proc.send_signal(signal.SIGTERM)
+    proc, channel = await sigterm_mid_turn(dc, fake, tmp_path, "a very slow question", "1")
     code, _, err = await finish(proc)
     assert code == 0, err
     assert [m.content for m in dc.bot_messages(channel)] == [sentence_for("shutting_down")]
@@ -148,12 +158,7 @@ async def test_sigterm_with_a_turn_past_the_timeout_says_restarting_and_stores_n
 async def test_sigint_mid_turn_in_the_console_prints_the_answer_and_exits_0(
         fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.delay(2.0).reply("Final Answer: console answer after the signal")
-    proc = await start(["chat"], bot_env(fake, tmp_path / "data", SHUTDOWN_TIMEOUT_S="30"), tmp_path)
-    assert proc.stdin is not None
-    proc.stdin.write(b"a slow console question\n")  # stdin stays open: the chat waits for more
-    await proc.stdin.drain()
-    await wait_for_model_call(fake, proc)
-    proc.send_signal(signal.SIGINT)
+    proc = await sigint_mid_console_turn(fake, tmp_path, "a slow console question", "30")
     code, out, err = await finish(proc)
     assert code == 0, err
     assert "console answer after the signal" in out
@@ -166,12 +171,7 @@ async def test_sigint_mid_turn_in_the_console_prints_the_answer_and_exits_0(
 async def test_sigint_at_the_console_prompt_with_a_turn_past_the_timeout_says_restarting(
         fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.delay(60.0).reply("Final Answer: never seen")
-    proc = await start(["chat"], bot_env(fake, tmp_path / "data", SHUTDOWN_TIMEOUT_S="1"), tmp_path)
-    assert proc.stdin is not None
-    proc.stdin.write(b"a very slow console question\n")
-    await proc.stdin.drain()
-    await wait_for_model_call(fake, proc)
-    proc.send_signal(signal.SIGINT)
+    proc = await sigint_mid_console_turn(fake, tmp_path, "a very slow console question", "1")
     code, out, err = await finish(proc)
     assert code == 0, err
     assert sentence_for("shutting_down") in " ".join(out.split())
