@@ -25,7 +25,6 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from agent.errors import ConfigError as AgentConfigError
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.logging_setup import configure_logging
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         if command == "run":
             return _discord(settings)
         return _chat(settings, explicit_log_level=bool(os.environ.get("LOG_LEVEL", "").strip()))
-    except (ConfigError, AgentConfigError, MemoryStoreError) as exc:
+    except (ConfigError, MemoryStoreError) as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:

@@ -30,7 +30,6 @@ from typing import TextIO
 import aiohttp
 import openai
 
-from agent.errors import ConfigError as AgentConfigError
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from memory.errors import ConfigError as MemoryConfigError
@@ -165,7 +164,7 @@ async def check_embeddings(s: Settings) -> CheckResult:
 
     try:
         size = await asyncio.to_thread(embed_once)
-    except (MemoryConfigError, ConfigError) as exc:
+    except MemoryConfigError as exc:
         return _fail(name, _short(exc), "set EMBEDDING_MODEL to one the backend offers")
     except Exception as exc:
         if m.embedding_backend == "openai":
@@ -260,7 +259,7 @@ def run_checks(env: Mapping[str, str], out: TextIO) -> int:
         settings = load_settings(env)
         if not settings.agent.is_configured:
             raise ConfigError(settings.agent.missing())
-    except (ConfigError, AgentConfigError, MemoryConfigError) as exc:
+    except ConfigError as exc:  # load_settings turns the agent's and memory's into this one
         results = [_fail("configuration", str(exc), "set it in bot.env (or .env); see deploy/README.md")]
     else:
         results = asyncio.run(_collect(settings))
