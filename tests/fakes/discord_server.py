@@ -51,6 +51,7 @@ import pytest_asyncio
 from aiohttp import WSMsgType, web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes.loopback import LoopbackServer
 
 log = logging.getLogger(__name__)
 
@@ -309,7 +310,7 @@ class _Request:
 # --------------------------------------------------------------------------- the fake
 
 
-class FakeDiscord:
+class FakeDiscord(LoopbackServer):
     """A loopback Discord. Use ``async with FakeDiscord() as fake:`` or the ``fake_discord`` fixture.
 
     Point the client at it with ``with fake.patch_client():`` (sets ``discord.http.Route.BASE``
@@ -349,41 +350,23 @@ class FakeDiscord:
         self._injections: list[_Injection] = []
         self._consumed: set[str] = set()
         self._changed = asyncio.Event()
-        self._runner: web.AppRunner | None = None
         self._routes = self._build_routes()
-        self.port = 0
+        super().__init__()
 
     # ----------------------------------------------------------------- lifecycle
 
-    async def start(self) -> FakeDiscord:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    client_max_size = 64 * 1024 * 1024  # attachments come in multipart bodies
+
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", "/api/v{version}/{tail:.*}", self._handle_api)
         app.router.add_get("/ws", self._handle_gateway)
         app.router.add_get("/attachments/{channel_id}/{attachment_id}/{filename}", self._handle_attachment)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return self
 
     async def close(self) -> None:
         for conn in list(self._connections):
             conn.queue.put_nowait(None)
             await conn.ws.close(code=1001)
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeDiscord:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        await super().close()
 
     @property
     def api_base(self) -> str:
@@ -393,7 +376,7 @@ class FakeDiscord:
     @property
     def gateway_url(self) -> str:
         """What ``DiscordWebSocket.DEFAULT_GATEWAY`` must be (also served by GET /gateway/bot)."""
-        return f"ws://127.0.0.1:{self.port}/ws"
+        return f"{self.base_url.replace('http://', 'ws://', 1)}/ws"
 
     @contextlib.contextmanager
     def patch_client(self) -> Iterator[None]:
