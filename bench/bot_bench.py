@@ -67,12 +67,10 @@ class DelayedModel:
 
     def __init__(self, delay_s: float) -> None:
         self.delay_s = delay_s
-        self.calls = 0
 
     async def complete(self, messages: Sequence[dict[str, Any]], *, stop: Sequence[str] | None = None,
                        tools: Sequence[dict[str, Any]] | None = None) -> Completion:
         await asyncio.sleep(self.delay_s)
-        self.calls += 1
         last = messages[-1].get("content") or ""
         usage = Usage(prompt_tokens=sum(len(str(m.get("content", ""))) // 4 for m in messages),
                       completion_tokens=20)
