@@ -56,7 +56,7 @@ async def attachments_text(attachments: list[discord.Attachment], max_bytes: int
             continue
         try:
             data = await att.read()
-        except (discord.HTTPException, discord.NotFound) as exc:
+        except discord.HTTPException as exc:  # NotFound and Forbidden included
             log.warning("could not download attachment %s: %s", att.filename, exc)
             blocks.append(f"[Attachment not read: {att.filename} could not be downloaded]")
             continue

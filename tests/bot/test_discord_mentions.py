@@ -3,6 +3,8 @@ the real pipeline on SQLite + embedded Chroma, a loopback FakeOpenAI as the mode
 
 from __future__ import annotations
 
+import pytest
+
 from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, answer, sent_by_bot
@@ -136,6 +138,26 @@ async def test_an_image_attachment_is_only_named(world: World, run_bot, fake: Fa
     question = last_user_text(fake.requests[-1])
     assert "cat.png" in question and "not read" in question
     assert "IMAGEDATA" not in question
+
+
+class _LostFiles(dict):
+    """The CDN side of FakeDiscord after it lost every upload: attachment downloads get 404."""
+
+    def __setitem__(self, key: str, value: bytes) -> None:
+        pass
+
+
+async def test_an_attachment_that_cannot_be_downloaded_is_named_and_the_question_answered(
+        world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.reply("Final Answer: answered anyway")
+    await run_bot()
+    monkeypatch.setattr(world.dc, "files", _LostFiles())
+    reply = await answer(world, await world.dc.user_says(world.general, world.alice, "read this",
+                                                         mention_bot=True, attachments=[("notes.txt", b"lost")]))
+    assert reply.content == "answered anyway"
+    question = last_user_text(fake.requests[-1])
+    assert question.startswith("read this")
+    assert "[Attachment not read: notes.txt could not be downloaded]" in question
 
 
 async def test_a_mention_with_nothing_to_ask_gets_a_sentence_not_a_model_call(
