@@ -43,7 +43,8 @@ from typing import Any
 from agent.errors import LLMError
 from agent.events import AgentEvent, RunEnded
 from agent.prompt import build_system_prompt
-from agent.tools.registry import ToolContext, ToolRegistry
+from agent.loop import Agent
+from agent.tools.registry import ToolContext
 from bot.config import Settings
 from bot.context_budget import fit_context
 from bot.errors import sentence_for
@@ -64,7 +65,6 @@ EventCallback = Callable[[AgentEvent], Awaitable[None]]
 RECALL_K = 5
 RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
 MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
-PERSONA_SLACK_TOKENS = 150     # room for an operator's persona longer than the default
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
 EXCHANGE_QUESTION_CHARS = 2000
 EXCHANGE_ANSWER_CHARS = 1900     # metadata strings over 2,000 characters are refused
@@ -145,7 +145,7 @@ class _TurnFailed(Exception):
 class TurnPipeline:
     """Runs turns; see the module docstring for the path and its guarantees."""
 
-    def __init__(self, agent: Any, tools: ToolRegistry, buffer: Any, traces: Any, db: Any,
+    def __init__(self, agent: Agent, buffer: Any, traces: Any, db: Any,
                  user_memory: Any, settings: Settings, *,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
@@ -170,9 +170,10 @@ class TurnPipeline:
         self._abandoned: set[asyncio.Task[Any]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
-        system_prompt = build_system_prompt(tools.merged(self._memory_tools.for_turn([])),
-                                            protocol=settings.agent.protocol)
-        prompt_tokens = estimate_tokens(system_prompt) + PERSONA_SLACK_TOKENS
+        # the agent's own system prompt (tools, persona) without memories: what every run sends
+        system_prompt = build_system_prompt(agent.tools.merged(self._memory_tools.for_turn([])),
+                                            protocol=agent.protocol, persona=agent.persona)
+        prompt_tokens = estimate_tokens(system_prompt)
         self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
 
     # -- the turn -------------------------------------------------------------------------

@@ -54,12 +54,11 @@ class Runtime:
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
-                 persona: str | None = None, prune_interval_s: float = PRUNE_INTERVAL_S) -> None:
+                 prune_interval_s: float = PRUNE_INTERVAL_S) -> None:
         self.settings = settings
         self._prune_interval_s = prune_interval_s
         self._embedder = embedder
         self._llm_given = llm
-        self._persona = persona
         self._stack: AsyncExitStack | None = None
         self.db: Database
         self.buffer: ChannelBuffer
@@ -98,9 +97,9 @@ class Runtime:
                 self.llm = LLMClient.from_settings(s.agent)
                 stack.push_async_callback(self.llm.aclose)
             self.agent = Agent(self.llm, self.tools, protocol=s.agent.protocol,
-                               max_steps=s.agent.max_steps, persona=self._persona)
-            self.pipeline = TurnPipeline(self.agent, self.tools, self.buffer, self.traces,
-                                         self.db, self.user_memory, s)
+                               max_steps=s.agent.max_steps)
+            self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
+                                         self.user_memory, s)
             if s.memory.buffer_retention_days > 0:
                 await self.prune_buffer()
                 pruner = asyncio.create_task(self._prune_daily(), name="buffer-retention")
