@@ -55,3 +55,16 @@ async def test_a_failed_batch_fails_only_its_own_turns() -> None:
     with pytest.raises(RuntimeError, match="store down"):
         await bad
     assert await good == ["id0", "id1"]
+
+
+async def test_a_queue_longer_than_max_items_goes_in_several_calls_each_within_the_bound() -> None:
+    store = GatedStore()
+    adder = _CoalescingAdder(store, max_items=4)
+    first = asyncio.create_task(adder.add_many([item("a")]))
+    await asyncio.sleep(0)
+    later = [asyncio.create_task(adder.add_many([item(f"b{i}"), item(f"c{i}")])) for i in range(3)]
+    await asyncio.sleep(0)
+    store.gate.set()
+    assert await first == ["id0"]
+    assert [await t for t in later] == [["id1", "id2"], ["id3", "id4"], ["id5", "id6"]]
+    assert [len(c) for c in store.calls] == [1, 4, 2]
