@@ -1176,9 +1176,16 @@ class FakeDiscord(LoopbackServer):
         newest_first = list(reversed(msgs))[:limit]
         return _json(200, [self._message_payload(m) for m in newest_first])
 
-    async def _get_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
+    def _channel_message(self, channel_id: str, message_id: str) -> FakeMessage | None:
+        """A live message of the channel as its channel routes see it (ephemeral ones are only
+        reachable through their interaction's webhook)."""
         msg = self.messages.get(message_id)
         if msg is None or msg.channel_id != channel_id or msg.deleted or msg.ephemeral:
+            return None
+        return msg
+
+    async def _get_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
+        if (msg := self._channel_message(channel_id, message_id)) is None:
             return _error(404, 10008, "Unknown Message")
         return _json(200, self._message_payload(msg))
 
@@ -1264,8 +1271,7 @@ class FakeDiscord(LoopbackServer):
         return _json(200, self._message_payload(msg))
 
     async def _patch_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
-        msg = self.messages.get(message_id)
-        if msg is None or msg.channel_id != channel_id or msg.deleted:
+        if (msg := self._channel_message(channel_id, message_id)) is None:
             return _error(404, 10008, "Unknown Message")
         if msg.author_id != self.bot_id:
             return _error(403, 50005, "Cannot edit a message authored by another user")
@@ -1278,8 +1284,7 @@ class FakeDiscord(LoopbackServer):
         return _json(200, self._message_payload(msg))
 
     async def _delete_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
-        msg = self.messages.get(message_id)
-        if msg is None or msg.channel_id != channel_id or msg.deleted:
+        if (msg := self._channel_message(channel_id, message_id)) is None:
             return _error(404, 10008, "Unknown Message")
         msg.deleted = True
         self._notify()
@@ -1308,11 +1313,10 @@ class FakeDiscord(LoopbackServer):
         return thread
 
     async def _thread_from_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
-        msg = self.messages.get(message_id)
         parent = self.channels.get(channel_id)
         if parent is None or parent["type"] != p.GUILD_TEXT:
             return _error(400, 50024, "Cannot execute action on this channel type")
-        if msg is None or msg.channel_id != channel_id or msg.deleted or msg.ephemeral:
+        if self._channel_message(channel_id, message_id) is None:
             return _error(404, 10008, "Unknown Message")
         if message_id in self.channels:
             return _error(400, 160004, "A thread has already been created for this message")
