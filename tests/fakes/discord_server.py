@@ -297,6 +297,12 @@ def _error(status: int, code: int, message: str) -> web.Response:
     return _json(status, {"code": code, "message": message})
 
 
+def _invalid_form(field: str, code: str, message: str) -> web.Response:
+    """Discord's 400 for a body field it refuses, with the per-field error list."""
+    return _json(400, {"code": 50035, "message": "Invalid Form Body",
+                       "errors": {field: {"_errors": [{"code": code, "message": message}]}}})
+
+
 class _Request:
     def __init__(self, method: str, path: str, query: dict[str, str], body: Any,
                  files: list[tuple[str, str, bytes, str]]) -> None:
@@ -1193,14 +1199,12 @@ class FakeDiscord(LoopbackServer):
                           editing: bool = False) -> web.Response | None:
         content = body.get("content") or ""
         if len(content) > self.max_content_length:
-            return _json(400, {"code": 50035, "message": "Invalid Form Body", "errors": {"content": {
-                "_errors": [{"code": "BASE_TYPE_MAX_LENGTH",
-                             "message": f"Must be {self.max_content_length} or fewer in length."}]}}})
+            return _invalid_form("content", "BASE_TYPE_MAX_LENGTH",
+                                 f"Must be {self.max_content_length} or fewer in length.")
         am = body.get("allowed_mentions")
         if am and "users" in (am.get("parse") or []) and am.get("users"):
-            return _json(400, {"code": 50035, "message": "Invalid Form Body", "errors": {"allowed_mentions": {
-                "_errors": [{"code": "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
-                             "message": 'parse:["users"] and users: [ids...] are mutually exclusive.'}]}}})
+            return _invalid_form("allowed_mentions", "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
+                                 'parse:["users"] and users: [ids...] are mutually exclusive.')
         if not editing and not (content or body.get("embeds") or files or body.get("components")
                                 or body.get("sticker_ids") or body.get("poll")):
             return _error(400, 50006, "Cannot send an empty message")

@@ -244,7 +244,9 @@ async def test_message_over_2000_characters_is_rejected_like_discord(world: Worl
     async with running(bot, world.fake.token):
         await world.fake.user_says(world.channel_id, world.alice, "long", mention_bot=True)
         await world.fake.wait_for(lambda: bot.errors)
-    assert isinstance(bot.errors[0], discord.HTTPException) and bot.errors[0].status == 400
+    error = bot.errors[0]
+    assert isinstance(error, discord.HTTPException) and (error.status, error.code) == (400, 50035)
+    assert error.text == "Invalid Form Body\nIn content: Must be 2000 or fewer in length."
     assert world.fake.bot_messages() == []
 
 
