@@ -73,7 +73,7 @@ class MentionsCog(commands.Cog):
         if not self.policy.allows(where_of(message.author, message.channel, message.guild)):
             return
         if not self._is_addressed(message):
-            if self.settings.buffer_all_messages and message.content.strip():
+            if self.settings.buffer_all_messages:  # record_chatter skips empty text itself
                 await self.pipeline.record_chatter(
                     user_id=str(message.author.id),
                     display_name=message.author.display_name,
