@@ -1,6 +1,7 @@
 """Graceful shutdown of the real processes: `python -m bot run` (FakeDiscord + FakeOpenAI) on
 SIGTERM and `python -m bot chat` on SIGINT, mid-turn. The process exits 0, the turn's answer
-(or the "restarting" sentence) reaches the person, and the SQLite file holds whole turns only."""
+(or the "restarting" sentence) reaches the person, and the SQLite file holds whole turns only.
+The second-request path (abandon at once) is checked in-process on a real Runtime."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from bot.errors import sentence_for
+from bot.runtime import Runtime
+from bot.shutdown import StopSignal, serve_until_stopped
+from tests.bot.conftest import ask
 from tests.bot.test_console import child_env
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -176,3 +180,25 @@ async def test_sigint_at_the_console_prompt_with_a_turn_past_the_timeout_says_re
     assert code == 0, err
     assert sentence_for("shutting_down") in " ".join(out.split())
     assert stored(tmp_path / "data", "console") == ([], [])
+
+
+async def test_a_second_stop_request_abandons_the_running_turn_without_waiting_out_the_timeout(
+        runtime: Runtime, fake: FakeOpenAI) -> None:
+    fake.delay(60.0).reply("Final Answer: never seen")
+    stop = StopSignal()
+    results = []
+
+    async def serve() -> None:  # a front end: answers one turn, then would go on serving
+        results.append(await runtime.pipeline.handle(ask("a very slow question")))
+        await asyncio.Event().wait()
+
+    served = asyncio.create_task(serve_until_stopped(serve(), runtime.pipeline, stop, timeout_s=3600))
+    while not fake.requests:
+        await asyncio.sleep(0.01)
+    stop.request("SIGTERM")
+    stop.request("SIGTERM")
+    # without the second request the turn would run on until the model call times out (10 s,
+    # error "timeout"); wait_for only guards against a hang
+    assert await asyncio.wait_for(served, EXIT_WAIT_S) is None
+    assert [r.error_kind for r in results] == ["shutting_down"]
+    assert await runtime.buffer.recent("300000000000000001") == []
