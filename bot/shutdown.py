@@ -23,11 +23,10 @@ import signal
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Protocol
 
-__all__ = ["DEFAULT_TIMEOUT_S", "StopSignal", "serve_until_stopped"]
+__all__ = ["StopSignal", "serve_until_stopped"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_S = 60.0
 ABANDON_GRACE_S = 5.0   # for abandoned turns to hand their "restarting" sentence back
 
 
@@ -101,7 +100,7 @@ async def _drain(pipeline: _Drainable, stop: StopSignal, timeout_s: float) -> No
 
 
 async def serve_until_stopped(serve: Awaitable[Any], pipeline: _Drainable, stop: StopSignal, *,
-                              timeout_s: float = DEFAULT_TIMEOUT_S,
+                              timeout_s: float,
                               finish: Callable[[asyncio.Task[Any]], Awaitable[None]] | None = None) -> Any:
     """Run ``serve`` until it ends by itself or ``stop`` is requested, then drain the pipeline.
 
