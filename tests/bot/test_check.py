@@ -1,5 +1,6 @@
 """`python -m bot check`: one line per check against the loopback fakes (FakeOpenAI, FakeDiscord),
-a real Chroma server and a down one; exit 0 only when all pass; secrets never printed."""
+a real Chroma server and a down one; exit 0 only when all pass; secrets never printed, and a
+placeholder key (`ollama`, `x`) changes nothing that is printed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.check import _Redactor
 from tests.bot.test_console import child_env
 from tests.fakes.chroma_server import ChromaServer, free_port
 from tests.fakes.discord_server import FakeDiscord
@@ -196,3 +198,92 @@ async def test_no_piece_of_any_secret_is_ever_printed(fake: FakeOpenAI, dc: Fake
     for secret in (OPENAI_SECRET, token, "emb-Hq3Vz8Nw1Kx5Rt0Py"):
         leaked = [piece for piece in secret_pieces(secret) if piece in printed]
         assert leaked == [], f"pieces of a secret printed: {leaked}\n{printed}"
+
+
+def fix_lines(out: str) -> list[str]:
+    return [ln.strip() for ln in out.splitlines() if ln.strip().startswith("fi")]
+
+
+async def test_a_placeholder_key_leaves_a_model_name_that_contains_it_whole(fake: FakeOpenAI, tmp_path: Path) -> None:
+    env = check_env(fake, tmp_path / "data", OPENAI_API_KEY="ollama", LLM_MODEL="ollama-qwen")
+    code, out, _ = await check(env, tmp_path)
+    assert code == 0, out
+    assert f"model ollama-qwen at {fake.base_url}, data in" in line(out, "configuration")
+    assert line(out, "model endpoint").endswith(f"ollama-qwen at {fake.base_url} answers")
+    assert "[secret]" not in out
+
+
+async def test_a_one_letter_key_leaves_every_fix_line_whole(fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path) -> None:
+    fake.error(404, body={"error": {"message": "model not found"}})
+    env = check_env(fake, tmp_path / "data", OPENAI_API_KEY="x", DISCORD_TOKEN="Wq0Zx9Kv2Fh7Lq4Jt6",
+                    DISCORD_API_BASE_URL=dc.api_base, EMBEDDING_BASE_URL=f"http://127.0.0.1:{free_port()}/v1")
+    code, out, _ = await check(env, tmp_path)
+    assert code == 1
+    assert fix_lines(out) == [
+        "fix: check EMBEDDING_BASE_URL, EMBEDDING_MODEL and EMBEDDING_API_KEY (or OPENAI_API_KEY), "
+        "or use EMBEDDING_BACKEND=local",
+        "fix: set LLM_MODEL to a model the endpoint serves (see its /models list)",
+        "fix: copy the bot token again from the developer portal (Bot > Reset Token) into DISCORD_TOKEN",
+    ]
+    assert "[secret]" not in out
+
+
+async def test_a_real_key_the_model_servers_error_body_echoes_is_blanked_whole(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.error(400, body={"error": {"message": f"Incorrect API key provided: {OPENAI_SECRET}; see your account"}})
+    code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert code == 1
+    assert "Incorrect API key provided: [secret]; see your account" in line(out, "model endpoint")
+    assert OPENAI_SECRET not in out
+
+
+async def test_a_discord_token_the_error_message_echoes_is_blanked_whole(
+        fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path) -> None:
+    # a relay in front of Discord (DISCORD_API_BASE_URL) that quotes the token it was sent
+    dc.inject_error("GET", "/users/@me", 403, body={"code": 50001, "message": f"Bot {DISCORD_SECRET} is not allowed"})
+    env = check_env(fake, tmp_path / "data", DISCORD_TOKEN=DISCORD_SECRET, DISCORD_API_BASE_URL=dc.api_base)
+    code, out, _ = await check(env, tmp_path)
+    assert code == 1
+    assert line(out, "Discord token").endswith("Discord answered HTTP 403: Bot [secret] is not allowed")
+    assert DISCORD_SECRET not in out
+
+
+async def test_a_huge_error_text_is_cut_after_the_key_is_blanked_so_no_half_key_is_left(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    # 40 copies, one space apart: before blanking, some copy straddles wherever the text is cut
+    fake.error(500, body={"error": {"message": " ".join([OPENAI_SECRET] * 40)}})
+    code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)
+    assert code == 1
+    detail = line(out, "model endpoint")
+    assert detail.endswith("...") and len(detail) < 500
+    assert [piece for piece in secret_pieces(OPENAI_SECRET, 8) if piece in out] == []
+
+
+async def test_a_password_in_a_base_url_is_never_printed_however_short(fake: FakeOpenAI, tmp_path: Path) -> None:
+    with_password = fake.base_url.replace("http://", "http://bot:hunter2@", 1)
+    env = check_env(fake, tmp_path / "data", OPENAI_BASE_URL=with_password)
+    code, out, _ = await check(env, tmp_path)
+    assert code == 0, out
+    shown = fake.base_url.replace("http://", "http://bot:***@", 1)
+    assert f"at {shown}," in line(out, "configuration") and f"at {shown} answers" in line(out, "model endpoint")
+    assert "hunter2" not in out
+
+
+KEY_16 = "Zr3Xy7Bj5Lc9Df1Q"
+
+
+@pytest.mark.parametrize("text", ["fix: set LLM_MODEL", "ollama-qwen", "a x b", "xxxxxxxxxxxxxxx!",
+                                  KEY_16[:-1], KEY_16[1:], ""])
+def test_short_values_and_pieces_of_keys_are_left_as_they_are(text: str) -> None:
+    redact = _Redactor(["x", "ollama", "xxxxxxxxxxxxxxx", KEY_16, ""])  # 15 x's: one short of a key
+    assert redact(text) == text
+
+
+def test_a_whole_key_of_16_characters_or_more_is_blanked_wherever_it_is_quoted() -> None:
+    redact = _Redactor([KEY_16, OPENAI_SECRET])
+    assert redact(f"{KEY_16}, '{OPENAI_SECRET}' and {KEY_16}") == "[secret], '[secret]' and [secret]"
+
+
+def test_a_key_inside_a_longer_key_does_not_leave_the_longer_ones_ends() -> None:
+    longer = f"org-{KEY_16}-project"
+    assert _Redactor([KEY_16, longer])(f"sent {longer}") == "sent [secret]"
