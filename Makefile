@@ -1,5 +1,7 @@
-# Two commands on a fresh machine: `make run` (the bot, or the console chat
-# without DISCORD_TOKEN) and `make test` (creates .venv, installs, runs every test).
+# Two commands on a fresh machine: `make run` (the bot, or the console chat without
+# DISCORD_TOKEN) and `make test` (creates .venv, installs, runs the tests: every one as root,
+# which installs the system tools first; as anyone else those needing root or a missing
+# tool are skipped, each saying why).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -18,22 +20,32 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(PY) -m bot
 
-# Tools the deploy tests run (systemd-analyze, shellcheck, sqlite3, a C compiler with libseccomp
-# for the sandbox check, setpriv); installed with apt only when one is missing.
+# Tools the deploy tests run (systemd-analyze and systemctl, shellcheck, sqlite3, a C compiler with
+# libseccomp for the sandbox check, setpriv and unshare); installed with apt only when one is
+# missing. Needs root.
+TOOLS   := shellcheck sqlite3 systemd-analyze systemctl gcc setpriv unshare
+MISSING  = $(strip $(foreach tool,$(TOOLS),$(if $(shell command -v $(tool)),,$(tool))) \
+                   $(if $(wildcard /usr/include/seccomp.h),,libseccomp-dev))
+
 system-deps:
-	@missing=""; \
-	for tool in shellcheck sqlite3 systemd-analyze gcc setpriv; do \
-		command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; \
-	done; \
-	[ -f /usr/include/seccomp.h ] || missing="$$missing libseccomp-dev"; \
+	@missing="$(MISSING)"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing test tools:$$missing"; \
+		echo "installing test tools: $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			shellcheck libseccomp-dev sqlite3 systemd gcc util-linux >/dev/null; \
 	fi
 
+# As root (CI) the missing tools are installed first and every test runs; as anyone else apt-get
+# is never called, and the tests needing root or a missing tool are skipped, each saying why.
+ifeq ($(shell id -u),0)
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q
+else
+test: $(STAMP)
+	@echo "not root: the tests that need root$(if $(MISSING), or $(MISSING),) are skipped;" \
+		"sudo make system-deps installs the tools, sudo make test runs every test"
+	$(PY) -m pytest -q
+endif
 
 bench: $(STAMP)
 	$(PY) bench/agent_bench.py

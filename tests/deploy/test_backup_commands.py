@@ -57,6 +57,7 @@ def assert_whole_copy(path: Path) -> None:
         copy.close()
 
 
+@pytest.mark.needs("sqlite3")
 def test_the_sqlite3_cli_backup_copies_a_live_database(live_database: Path) -> None:
     require_tool("sqlite3")
     command = localized(readme_command("**SQLite, while the bot runs**"), live_database)

@@ -117,6 +117,7 @@ def test_env_example_leaves_data_dir_to_the_unit() -> None:
     assert example_lines()["DATA_DIR"][0] is True
 
 
+@pytest.mark.needs("shellcheck")
 def test_install_script_is_shellcheck_clean() -> None:
     tool = require_tool("shellcheck")
     done = subprocess.run([tool, "--shell=bash", str(INSTALL_SH)], capture_output=True, text=True, timeout=60)

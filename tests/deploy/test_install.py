@@ -9,6 +9,8 @@ import stat
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.deploy.conftest import (
     BOT_UNIT,
     CHROMA_DROPIN,
@@ -20,6 +22,8 @@ from tests.deploy.conftest import (
     Installer,
     require_tool,
 )
+
+pytestmark = pytest.mark.needs("systemctl")  # install.sh enables the units with it
 
 UNITS = Path("etc/systemd/system")
 WANTS = UNITS / "multi-user.target.wants"
@@ -226,6 +230,7 @@ def test_a_python_older_than_3_11_is_refused(run_install: Installer, prefix: Pat
     assert not prefix.joinpath("etc").exists() and actions(prefix) == []
 
 
+@pytest.mark.needs("setpriv", root="run install.sh as another user (setpriv --reuid)")
 def test_without_prefix_it_refuses_to_run_as_a_normal_user(tmp_path: Path) -> None:
     setpriv = require_tool("setpriv")
     done = subprocess.run(

@@ -19,7 +19,11 @@ from tests.deploy.conftest import BOT_UNIT, CHROMA_UNIT
 from tests.deploy.sandbox import Sandbox, build_sandbox_run
 from tests.deploy.unitfile import UnitFile
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.needs("gcc", "libseccomp-dev", "systemd-analyze", "unshare", "setpriv",
+                      root="rebuild the units' sandbox in new mount and PID namespaces"),
+]
 
 HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable

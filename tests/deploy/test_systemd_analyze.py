@@ -13,6 +13,8 @@ import pytest
 
 from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, DEPLOY_README, NAME, require_tool
 
+pytestmark = pytest.mark.needs("systemd-analyze")
+
 VENV_BIN = f"/opt/{NAME}/bin/"
 
 
