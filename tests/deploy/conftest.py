@@ -101,9 +101,6 @@ def require_tool(name: str) -> str:
     return found
 
 
-Installer = Callable[..., subprocess.CompletedProcess[str]]
-
-
 @pytest.fixture
 def bot_unit() -> UnitFile:
     return UnitFile(BOT_UNIT)
@@ -112,6 +109,9 @@ def bot_unit() -> UnitFile:
 @pytest.fixture
 def chroma_unit() -> UnitFile:
     return UnitFile(CHROMA_UNIT)
+
+
+Installer = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture

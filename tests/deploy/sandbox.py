@@ -37,7 +37,8 @@ def build_sandbox_run(where: Path) -> Path:
         capture_output=True, text=True, timeout=120,
     )
     if done.returncode != 0:
-        pytest.fail(f"cannot build sandbox_run (the test set-up installs gcc and libseccomp-dev):\n{done.stderr}")
+        pytest.fail(f"cannot build sandbox_run (sudo make system-deps installs gcc and libseccomp-dev):\n"
+                    f"{done.stderr}")
     return binary
 
 
