@@ -202,7 +202,7 @@ CASES: list[Case] = [
       act("Speak", {"input": "Good morning, everyone! Today we look at tidal energy."})),
     c("fb-04", "final_beside_action", "held", "langchain-ai/langchain#5601",
       'Final Answer: It is 18°C in Rome.\n\nAction: weather\nAction Input: {"city": "Rome"}',
-      final("It is 18°C in Rome."), BASIC),
+      final('It is 18°C in Rome.\n\nAction: weather\nAction Input: {"city": "Rome"}'), BASIC),
     c("fb-05", "final_beside_action", "tune", "run-llama/llama_index#20088",
       "Thought: I can explain.\nFinal Answer: Type `Action: deploy` in the console to start the release.",
       final("Type `Action: deploy` in the console to start the release.")),
@@ -222,7 +222,7 @@ CASES: list[Case] = [
       final("Paris.")),
     c("fb-10", "final_beside_action", "tune", "langchain-ai/langchain#5601",
       "Final Answer: Done, the file is saved.\nObservation: the user seems satisfied",
-      final("Done, the file is saved.")),
+      final("Done, the file is saved.\nObservation: the user seems satisfied")),
     c("fb-11", "final_beside_action", "tune", "crewAIInc/crewAI#2237",
       "Action: Name of my tool\nAction Input: {'argument': 'AI trends'}\nTool Name: Research\n"
       "Tool Arguments: {'argument': 'AI trends'}\nObservation: The tool has been activated.\n"

@@ -110,8 +110,8 @@ def test_extra_actions_are_counted_not_run() -> None:
 
 def test_second_action_input_is_not_taken_for_the_first_action() -> None:
     reply = parse_response('Action: current_time\nAction: calculator\nAction Input: {"x": 1}')
-    assert action_of(reply) == ("current_time", {})
-    assert reply.raw_action_input is None
+    assert reply.action is None and reply.error is not None
+    assert reply.named_tool == "current_time"
     assert reply.extra_actions == 1
 
 
@@ -185,8 +185,8 @@ def test_a_reply_wholly_inside_a_code_fence_is_still_read() -> None:
     assert action_of(reply) == ("calculator", {"expression": "2"})
 
 
-def test_final_answer_wrapped_in_a_fence_is_unwrapped() -> None:
-    assert parse_response("Final Answer:\n```\nprint(1)\n```").final_answer == "print(1)"
+def test_a_fence_in_the_final_answer_is_kept() -> None:
+    assert parse_response("Final Answer:\n```\nprint(1)\n```").final_answer == "```\nprint(1)\n```"
 
 
 # --- action input forms --------------------------------------------------------------------
@@ -241,10 +241,11 @@ def test_empty_or_null_input_means_no_arguments(raw: str) -> None:
     assert action_of(reply) == ("current_time", {})
 
 
-def test_missing_action_input_means_no_arguments() -> None:
+def test_missing_action_input_is_an_error_that_names_the_tool() -> None:
     reply = parse_response("Thought: what time is it\nAction: current_time")
-    assert action_of(reply) == ("current_time", {})
-    assert reply.raw_action_input is None
+    assert action_of(reply) == (None, None)
+    assert reply.named_tool == "current_time"
+    assert "Action Input" in reply.error
 
 
 def test_call_syntax_in_the_action_line() -> None:
@@ -387,7 +388,7 @@ def check_invariants(reply: ParsedReply) -> None:
         ("\n" * 1_000_000, "error"),
         ("Action" + " \t" * 500_000 + ":", "error"),
         ("Action " + "1" * 1_000_000 + ":", "error"),
-        ("Action: a\n" * 100_000, "action"),
+        ("Action: a\n" * 100_000, "error"),  # no Action Input: named_tool says "a"
         ("Observation: \n" * 70_000, "error"),
         ("```\n" * 250_000, "error"),
         ("x final answer" * 70_000, "error"),
