@@ -27,7 +27,8 @@ contract) are:
 - A ``<think>`` block in the content, then the ``reasoning`` channel (DeepSeek-style), are
   parsed when the visible content gives nothing usable.
 - It never raises. Every pattern is anchored and bounded, so time is linear in the input;
-  JSON repair and call parsing are skipped for texts longer than ``MAX_REPAIR_CHARS``.
+  JSON repair and call parsing are skipped for texts longer than ``MAX_REPAIR_CHARS`` (and
+  repair for nesting deeper than ``MAX_REPAIR_DEPTH``).
 
 Part of agent/: imports nothing from bot/ or memory/.
 """
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 __all__ = ["MAX_REPAIR_CHARS", "ParsedReply", "parse_response"]
 
 MAX_REPAIR_CHARS = 20_000
+MAX_REPAIR_DEPTH = 64  # tool arguments nest a few levels; deeper text is not repaired
 
 FORMAT_HINT = (
     "Reply either with 'Action: <tool name>' followed by 'Action Input: <JSON object>', "
@@ -483,8 +485,8 @@ def _load_json(raw: str) -> Any:
         return json.JSONDecoder(strict=False).raw_decode(s)[0]
     except (ValueError, RecursionError):
         pass
-    if len(s) > MAX_REPAIR_CHARS:
-        return _MISSING
+    if len(s) > MAX_REPAIR_CHARS or _nesting_depth(s) > MAX_REPAIR_DEPTH:
+        return _MISSING  # json_repair slows down quadratically on such input
     try:
         repaired = json_repair.loads(s)
     except Exception:  # json_repair may raise on hostile input (e.g. deep nesting)
@@ -492,6 +494,21 @@ def _load_json(raw: str) -> Any:
     if repaired == "" and s[0] != '"':
         return _MISSING
     return repaired
+
+
+def _nesting_depth(s: str) -> int:
+    """The deepest bracket nesting outside strings (a bound, quotes taken loosely)."""
+    depth = deepest = 0
+    in_string = False
+    for ch in s:
+        if ch == '"':
+            in_string = not in_string
+        elif not in_string and ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif not in_string and ch in "}]":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 _NO_INPUT = frozenset({"", "null", "none", "n/a", "nothing", "no input", '""', "''", "{}"})
