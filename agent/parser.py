@@ -355,12 +355,13 @@ def _blob_call(blob: dict[str, Any] | None) -> tuple[str, dict[str, Any], str | 
         return None
     if isinstance(blob.get("function"), dict):
         blob = blob["function"]
-    name = next((blob[k] for k in ("action", "name", "tool", "tool_name")
-                 if isinstance(blob.get(k), str) and blob[k].strip()), None)
-    if name is None:
-        return None
-    value = next((blob[k] for k in ("action_input", "arguments", "args", "parameters", "input",
-                                    "tool_input") if k in blob), None)
+    key = next((k for k in ("action", "name", "tool", "tool_name")
+                if isinstance(blob.get(k), str) and blob[k].strip()), None)
+    arg_key = next((k for k in ("action_input", "arguments", "args", "parameters", "input",
+                                "tool_input") if k in blob), None)
+    if key is None or (key != "action" and arg_key is None):
+        return None  # {"name": "Porto", ...} is an answer's data, not a tool call
+    name, value = blob[key], blob[arg_key] if arg_key is not None else None
     if value is None:
         return _clean_name(name), {}, None
     if isinstance(value, str):

@@ -558,6 +558,11 @@ def test_a_json_tool_call_blob_is_an_action(blob: str, expected: tuple) -> None:
     assert action_of(parse_response(f"I will call it.\n{blob}")) == expected
 
 
+def test_a_json_object_with_a_name_but_no_arguments_is_not_a_tool_call() -> None:
+    reply = parse_response('{"name": "Porto", "population": 231800}')
+    assert reply.action is None and reply.error
+
+
 def test_a_blob_calling_final_answer_is_the_answer() -> None:
     reply = parse_response('{"action": "Final Answer", "action_input": "Bye!"}')
     assert reply.final_answer == "Bye!"
