@@ -251,7 +251,7 @@ def _decide(lines: list[str], markers: list[_Marker], names: tuple[str, ...]) ->
     first_final = next((m for m in markers if m.kind == _FINAL), None)
 
     if first_final is not None and (first_action is None or first_final.index < first_action.index):
-        return _final(lines, markers, first_final)
+        return _final(lines, markers, first_final, len(lines))
 
     if first_action is None:
         if (blob := _blob_reply(lines, markers, names)) is not None:
@@ -267,12 +267,12 @@ def _decide(lines: list[str], markers: list[_Marker], names: tuple[str, ...]) ->
                 if m.kind == _OBSERVATION and m.index > first_action.index), len(lines))
     usable = [m for m in markers if m.index < end]
     if first_final is not None and first_final.index < end:
-        return _final(lines, usable, first_final)
+        return _final(lines, usable, first_final, end)
     return _action(lines, usable, first_action, end, names)
 
 
-def _final(lines: list[str], markers: list[_Marker], marker: _Marker) -> ParsedReply:
-    answer = "\n".join([marker.rest, *lines[marker.index + 1:]]).strip()
+def _final(lines: list[str], markers: list[_Marker], marker: _Marker, end: int) -> ParsedReply:
+    answer = "\n".join([marker.rest, *lines[marker.index + 1: end]]).strip()
     thought = _thought(lines, markers, marker.index)
     if not answer:
         return ParsedReply(thought=thought, error="'Final Answer:' was empty; write the answer "
@@ -423,7 +423,8 @@ def _strip_fences_around(text: str) -> str:
 
 
 _ESCAPE_RE = re.compile(r"\\([_*`\[\]()#-])")
-_NAME_TRIM = " \t*`\"'[]"
+_CALL_TRIM = " \t*`\"'"  # decoration around a name or a call; brackets may be the call's
+_NAME_TRIM = _CALL_TRIM + "[]"
 _NO_NAMES = frozenset({"none", "n/a", "na", "null", "nothing", "no_tool", "no_action", "-"})
 _FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer", "finish"})
 
@@ -431,7 +432,7 @@ _FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer", "fin
 def _split_call(text: str) -> tuple[str, str | None]:
     """The tool name and, for ``tool(args)``, ``tool[text]``, ``tool {json}`` or a bare JSON
     blob, the argument text. The name is the whole text less decoration, never a first word."""
-    s = _ESCAPE_RE.sub(r"\1", text).strip().strip(_NAME_TRIM.replace("[]", ""))
+    s = _ESCAPE_RE.sub(r"\1", text).strip(_CALL_TRIM)
     if not s:
         return "", None
     if s.startswith("{"):

@@ -597,3 +597,8 @@ def test_the_rules_hold_inside_a_fenced_reply(closing: str) -> None:
     assert final_wins.final_answer == "y"
     extra = parse_response('```\nAction: a\nAction Input: {}\nAction: b\nAction Input: {}' + closing)
     assert action_of(extra) == ("a", {}) and extra.extra_actions == 1
+
+
+def test_an_imagined_observation_after_action_and_final_answer_ends_the_answer() -> None:
+    reply = parse_response("Action: a\nAction Input: {}\nFinal Answer: y\nObservation: z")
+    assert reply.final_answer == "y"
