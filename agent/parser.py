@@ -1,34 +1,30 @@
 """Parse a model's ReAct reply into one step: a tool call, a final answer, or a format error.
 
-The text protocol is ``Thought: ... / Action: <tool> / Action Input: <JSON>`` or
-``Thought: ... / Final Answer: <text>``. Models break it in many ways; the rules (DESIGN.md
-contract) are:
+The protocol is ``Thought / Action: <tool> / Action Input: <JSON>`` or ``Thought / Final
+Answer: <text>``; the rules for what real models write instead (DESIGN.md contract):
 
-- The first ``Observation:`` after an Action ends the usable text (the model is imagining the
-  tool's reply); within the usable text a Final Answer wins over any Action. Only the first
-  Action runs; further Action blocks are counted in ``extra_actions``.
-- The tool name is the whole Action line less decoration (bold, backticks, quotes, markdown
-  escapes such as ``\\_``). Given the registry's names (``tools``), a name written in another
-  case, spacing or separator resolves to the known tool.
-- Markers may be decorated (``**Action:**``, ``Action Input**:``, ```Action:```, ``Action 1:``,
-  headings, list bullets, a full-width colon) or glued (``Action: searchAction Input: {...}``);
-  ``Input:`` right after an Action line is its input. A word "action" inside prose, a list
-  item or a heading is not a marker. Keyword lines inside code fences are ignored unless no
-  keyword stands outside them (a reply wrapped in a fence, closed or not).
-- The input may be fenced, multi-line, broken JSON or Python literals (repaired by
-  ``json_repair``), a call on the Action line (``tool({"a": 1})``, ``tool(a=1, b="x")``,
-  ``tool[text]``), or a LangChain / OpenAI style JSON blob naming the tool. A JSON object is the
-  arguments; anything else becomes ``{"input": text}``. A trailing partial ``Observation``
-  left by a stop sequence (``Obs``, ``Observ``, ...) is not part of the input.
-- The final answer is everything after its label, kept as written (fences, lists, blank lines).
-- Format errors stay errors, written for the model: no Action or Final Answer, ``Action: None``
-  or ``N/A``, an empty name, an Action with no input at all (``named_tool`` then says which
-  tool it named, so the loop can run one that needs no arguments).
-- A ``<think>`` block in the content, then the ``reasoning`` channel (DeepSeek-style), are
-  parsed when the visible content gives nothing usable.
-- It never raises. Every pattern is anchored and bounded, so time is linear in the input;
-  JSON repair and call parsing are skipped for texts longer than ``MAX_REPAIR_CHARS`` (and
-  repair for nesting deeper than ``MAX_REPAIR_DEPTH``).
+- The first ``Observation:`` after an Action ends the usable text (the model imagines the
+  result); within it a Final Answer wins over any Action. Only the first Action runs; later
+  ones are counted in ``extra_actions``.
+- The tool name is the whole Action line less decoration (bold, backticks, quotes, ``\_``).
+  With the registry's names (``tools``), another case, spacing or separator resolves to the
+  registered tool.
+- Markers may be decorated (``**Action:**``, ``Action Input**:``, ``Action 1:``, headings,
+  bullets, a full-width colon) or glued (``Action: xAction Input: {...}``); ``Input:`` right
+  after an Action is its input. "action" inside prose, a list item or a heading is no marker.
+  Keyword lines inside code fences count only when none stand outside (a fenced reply).
+- The input may be fenced, multi-line, broken JSON or Python literals (``json_repair``), a
+  call on the Action line (``t({"a": 1})``, ``t(a=1)``, ``t[text]``) or a JSON tool-call blob.
+  An object is the arguments, anything else ``{"input": text}``. A partial ``Observation``
+  left by a stop sequence (``Obs``, ``Observ``, ...) is dropped.
+- The final answer is everything after its label, as written (fences, lists, blank lines).
+- Errors, written for the model: no Action or Final Answer, ``Action: None``/``N/A``, an empty
+  name, an Action with no input at all (``named_tool`` then names the tool).
+- A ``<think>`` block, then ``reasoning`` (DeepSeek-style), are parsed when the visible text
+  gives nothing usable.
+- It never raises, and time is linear in the input: patterns are anchored and bounded; JSON
+  repair and call parsing skip texts over ``MAX_REPAIR_CHARS`` (repair also past
+  ``MAX_REPAIR_DEPTH``).
 
 Part of agent/: imports nothing from bot/ or memory/.
 """
