@@ -6,7 +6,7 @@ Answer: <text>``; the rules for what real models write instead (DESIGN.md contra
 - The first ``Observation:`` after an Action ends the usable text (the model imagines the
   result); within it a Final Answer wins over any Action. Only the first Action runs; later
   ones are counted in ``extra_actions``.
-- The tool name is the whole Action line less decoration (bold, backticks, quotes, ``\_``).
+- The tool name is the whole Action line less decoration (bold, backticks, quotes, ``\\_``).
   With the registry's names (``tools``), another case, spacing or separator resolves to the
   registered tool.
 - Markers may be decorated (``**Action:**``, ``Action Input**:``, ``Action 1:``, headings,
