@@ -1,35 +1,43 @@
 """Parse a model's ReAct reply into one step: a tool call, a final answer, or a format error.
 
-The text protocol is ``Thought: ... / Action: <tool> / Action Input: <JSON>`` or
-``Thought: ... / Final Answer: <text>``. Models break it in many ways; the rules (DESIGN.md
-contract) are:
+The protocol is ``Thought / Action: <tool> / Action Input: <JSON>`` or ``Thought / Final
+Answer: <text>``; the rules for what real models write instead (DESIGN.md contract):
 
-- The first ``Observation:`` after an Action ends the usable text: the model is imagining the
-  tool's reply, and a Final Answer after it is imagined too, so the Action runs.
-- Within the usable text a Final Answer wins over any Action, even one its own text mentions.
-- Only the first Action runs; further Action blocks are counted in ``extra_actions``.
-- Preambles and markdown decoration (``**Action:**``, ``Action 1:``, ``### Final Answer``,
-  any case, stray spaces, list bullets, block quotes) are tolerated. Keyword lines inside
-  code fences are ignored unless the whole reply is fenced.
-- The Action Input may be fenced, multi-line, or broken JSON, repaired by ``json_repair``;
-  a JSON object is the arguments, anything else becomes ``{"input": text}``.
-- ``Action: calculator(2+2)``, ``Action: calculator`` followed by bare JSON, and the LangChain
-  JSON blob ``{"action": ..., "action_input": ...}`` are understood too; ``Action: Final Answer``
-  with an input is a final answer.
-- When ``content`` gives nothing usable, ``reasoning`` (a DeepSeek-style reasoning channel) is
-  parsed instead.
-- It never raises. Every pattern is anchored and bounded, so time is linear in the input;
-  JSON repair is skipped for inputs longer than ``MAX_REPAIR_CHARS``.
+- The first ``Observation:`` after an Action ends the usable text (the model imagines the
+  result); within it a Final Answer wins over any Action. Only the first Action runs; later
+  ones are counted in ``extra_actions``.
+- The tool name is the whole Action line less decoration (bold, backticks, quotes, ``\\_``).
+  With the registry's names (``tools``), another case, spacing or separator resolves to the
+  registered tool.
+- Markers may be decorated (``**Action:**``, ``Action Input**:``, ``Action 1:``, headings,
+  bullets, a full-width colon) or glued (``Action: xAction Input: {...}``); ``Input:`` right
+  after an Action is its input. "action" inside prose, a list item or a heading is no marker.
+  Keyword lines inside code fences count only when none stand outside (a fenced reply).
+- The input may be fenced, multi-line, broken JSON or Python literals (``json_repair``), a
+  call on the Action line (``t({"a": 1})``, ``t(a=1)``, ``t[text]``) or a JSON tool-call blob.
+  An object is the arguments, anything else ``{"input": text}``. A partial ``Observation``
+  left by a stop sequence (``Obs``, ``Observ``, ...) is dropped.
+- The final answer is everything after its label, as written (fences, lists, blank lines).
+- Errors, written for the model: no Action or Final Answer, ``Action: None``/``N/A``, an empty
+  name, an Action with no input at all (``named_tool`` then names the tool).
+- A ``<think>`` block, then ``reasoning`` (DeepSeek-style), are parsed when the visible text
+  gives nothing usable.
+- It never raises, and time is linear in the input: patterns are anchored and bounded; JSON
+  repair and call parsing skip texts over ``MAX_REPAIR_CHARS`` (repair also past
+  ``MAX_REPAIR_DEPTH``).
 
 Part of agent/: imports nothing from bot/ or memory/.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import logging
 import re
+import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 import json_repair
@@ -39,6 +47,7 @@ log = logging.getLogger(__name__)
 __all__ = ["MAX_REPAIR_CHARS", "ParsedReply", "parse_response"]
 
 MAX_REPAIR_CHARS = 20_000
+MAX_REPAIR_DEPTH = 64  # tool arguments nest a few levels; deeper text is not repaired
 
 FORMAT_HINT = (
     "Reply either with 'Action: <tool name>' followed by 'Action Input: <JSON object>', "
@@ -51,12 +60,13 @@ class ParsedReply:
     """One parsed reply. Exactly one of: an action, a final answer, or an error."""
 
     thought: str = ""  # text before the Action / Final Answer, "Thought:" labels removed
-    action: str | None = None  # tool name, as the model wrote it (cleaned of decoration)
+    action: str | None = None  # tool name: the registry's name when it resolved, else as written
     action_input: dict[str, Any] | None = None  # arguments; {} when none were given
     raw_action_input: str | None = None  # the Action Input text as written, fences removed
     final_answer: str | None = None
     extra_actions: int = 0  # Action blocks after the first, not run
     error: str | None = None  # why nothing usable was found, written for the model
+    named_tool: str | None = None  # the tool an Action line named when it had no Action Input (error is set)
     from_reasoning: bool = False  # True when the step came from the reasoning channel
 
     @property
@@ -65,17 +75,61 @@ class ParsedReply:
         return self.final_answer is not None
 
 
+# --- public entry point --------------------------------------------------------------------
+
+
+def parse_response(content: str, reasoning: str | None = None,
+                   tools: Iterable[str] | None = None) -> ParsedReply:
+    """Parse a reply; fall back to its ``<think>`` block, then ``reasoning``. Never raises."""
+    try:
+        names = tuple(n for n in tools or () if isinstance(n, str) and n.strip())
+        visible, thinking = _split_think(content if isinstance(content, str) else "")
+        reply = _parse_text(visible, names)
+        if reply.error is not None:
+            for other in (thinking, reasoning):
+                if isinstance(other, str) and other.strip():
+                    fallback = _parse_text(other, names)
+                    if fallback.error is None:
+                        return dataclasses.replace(fallback, from_reasoning=True)
+        return reply
+    except Exception:  # a parser bug must not end the run; say so and let the loop nudge
+        log.exception("parse_response failed on a %d-character reply",
+                      len(content) if isinstance(content, str) else 0)
+        return ParsedReply(error=f"The reply could not be read. {FORMAT_HINT}")
+
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def _split_think(text: str) -> tuple[str, str]:
+    """(visible text, thinking): a ``<think>`` block is taken out, closed, unclosed or unopened."""
+    lowered = text.lower()
+    close = lowered.find(_THINK_CLOSE)
+    opened = lowered.find(_THINK_OPEN, 0, close if close != -1 else len(text))
+    if close == -1 and opened == -1:
+        return text, ""
+    if close == -1:  # cut off while thinking
+        return text[:opened], text[opened + len(_THINK_OPEN):]
+    start = opened + len(_THINK_OPEN) if opened != -1 else 0
+    before = text[:opened] if opened != -1 else ""
+    return before + text[close + len(_THINK_CLOSE):], text[start:close]
+
+
 # --- line classification -------------------------------------------------------------------
 
-_FINAL, _INPUT, _ACTION, _THOUGHT, _OBSERVATION = "final", "input", "action", "thought", "obs"
+_FINAL, _INPUT, _ACTION, _THOUGHT, _OBSERVATION, _BARE_INPUT = (
+    "final", "input", "action", "thought", "obs", "bare_input")
 
 _KEYWORD_RE = re.compile(
-    r"(final[ \t_-]?answer|action[ \t_-]?input|action|thoughts?|observations?)(?![A-Za-z])",
+    r"(final[ \t_-]?answer|action[ \t_-]?inputs?|action|thoughts?|observations?|input)"
+    r"(?![A-Za-z])",
     re.IGNORECASE,
 )
 _LIST_MARK_RE = re.compile(r"(?:[-+•]|\d{1,3}[.)])[ \t]+")
 _NUMBER_RE = re.compile(r"#?\d{1,3}(?!\d)")
-_DECORATION = "*_"
+_DECORATION = "*_`"
+_COLONS = (":", "\uff1a")  # ASCII and full-width
+_HINTS = frozenset(":\uff1a#*_`")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -89,19 +143,17 @@ def _kind_of(word: str) -> str:
     w = word.lower()
     if w.startswith("final"):
         return _FINAL
-    if w.startswith("action") and w.endswith("input"):
-        return _INPUT
     if w.startswith("action"):
-        return _ACTION
-    if w.startswith("thought"):
-        return _THOUGHT
-    return _OBSERVATION
+        return _INPUT if "input" in w else _ACTION
+    if w.startswith("input"):
+        return _BARE_INPUT
+    return _THOUGHT if w.startswith("thought") else _OBSERVATION
 
 
 def _classify(line: str) -> _Marker | None:
     """The keyword a line starts with (after decoration), or None. Linear in the line."""
-    if ":" not in line and "#" not in line and "*" not in line and "_" not in line:
-        return None  # fast path: a keyword line has a colon or is a decorated heading
+    if not _HINTS.intersection(line[:200]):
+        return None  # fast path: a keyword line has a colon early or is a decorated heading
     s = line.lstrip(" \t>")
     heading = s.startswith("#")
     if heading:
@@ -120,23 +172,23 @@ def _classify(line: str) -> _Marker | None:
     after = t.lstrip(_DECORATION)
     closed = len(t) - len(after)
     t = after.lstrip(" \t")
-    if t.startswith(":"):
+    if t.startswith(_COLONS):
         t = t[1:]
         if opened and not closed:  # **Action:** name
             t = t.lstrip(" \t")
             trimmed = t.lstrip(_DECORATION)
             if len(t) - len(trimmed) <= opened:
                 t = trimmed
-        return _Marker(-1, kind, t.lstrip(" \t"))
+        return _Marker(-1, kind, t.strip(" \t"))
     # No colon: accept only a line that is nothing but the decorated keyword (a heading).
-    if (heading or opened) and not t.strip():
+    if (heading or opened) and not t.strip() and kind != _BARE_INPUT:
         return _Marker(-1, kind, "")
     return None
 
 
 def _is_fence(line: str) -> bool:
     s = line.lstrip(" \t>")
-    return s.startswith("```") or s.startswith("~~~")
+    return s.startswith(("```", "~~~"))
 
 
 def _markers(lines: list[str], *, skip_fenced: bool) -> list[_Marker]:
@@ -146,165 +198,172 @@ def _markers(lines: list[str], *, skip_fenced: bool) -> list[_Marker]:
         if skip_fenced and _is_fence(line):
             in_fence = not in_fence
             continue
-        if in_fence:
+        if in_fence or (m := _classify(line)) is None:
             continue
-        if (m := _classify(line)) is not None:
-            found.append(_Marker(i, m.kind, m.rest))
+        if m.kind == _BARE_INPUT:  # "Input:" counts only right after an Action line
+            if not found or found[-1].kind != _ACTION:
+                continue
+            m = dataclasses.replace(m, kind=_INPUT)
+        found.append(_Marker(i, m.kind, m.rest))
     return found
+
+
+def _has_step(markers: list[_Marker]) -> bool:
+    return any(m.kind in (_ACTION, _FINAL, _INPUT) for m in markers)
 
 
 # Used only when no keyword starts a line: split "Thought: x. Action: y" into lines.
 _INLINE_RE = re.compile(
     r"(?<![A-Za-z])(?=\*{0,2}(?:final[ \t_-]?answer|action[ \t_-]?input|action|observation)"
-    r"\*{0,2}[ \t]{0,3}\*{0,2}:)",
+    r"\*{0,2}[ \t]{0,3}\*{0,2}[:\uff1a])",
     re.IGNORECASE,
 )
-_INLINE_INPUT_RE = re.compile(r"(?<![A-Za-z])\*{0,2}action[ \t_-]?input\*{0,2}[ \t]{0,3}:",
-                              re.IGNORECASE)
+_GLUED_INPUT_RE = re.compile(r"\*{0,2}action[ \t_-]?inputs?\*{0,2}[ \t]{0,3}[:\uff1a]", re.IGNORECASE)
 _INLINE_OBSERVATION_RE = re.compile(r"(?<![A-Za-z])\*{0,2}observations?\*{0,2}[ \t]{0,3}:",
                                     re.IGNORECASE)
 
 
-# --- public entry point --------------------------------------------------------------------
+# --- deciding the step ---------------------------------------------------------------------
 
 
-def parse_response(content: str, reasoning: str | None = None) -> ParsedReply:
-    """Parse a reply; fall back to ``reasoning`` when ``content`` yields nothing. Never raises."""
-    try:
-        reply = _parse_text(content if isinstance(content, str) else "")
-        if reply.error is not None and isinstance(reasoning, str) and reasoning.strip():
-            from_reasoning = _parse_text(reasoning)
-            if from_reasoning.error is None:
-                return dataclasses.replace(from_reasoning, from_reasoning=True)
-        return reply
-    except Exception:  # a parser bug must not end the run; say so and let the loop nudge
-        log.exception("parse_response failed on a %d-character reply", len(content or ""))
-        return ParsedReply(error=f"The reply could not be read. {FORMAT_HINT}")
-
-
-def _parse_text(text: str) -> ParsedReply:
+def _parse_text(text: str, names: tuple[str, ...]) -> ParsedReply:
     if not text.strip():
         return ParsedReply(error=f"The reply was empty. {FORMAT_HINT}")
     lines = text.splitlines()
     markers = _markers(lines, skip_fenced=True)
-    if not any(m.kind in (_ACTION, _FINAL, _INPUT) for m in markers):
+    if not _has_step(markers):  # keywords only inside fences: the fences are decoration
+        lines = [line for line in lines if not _is_fence(line)]
         markers = _markers(lines, skip_fenced=False)
-    if not any(m.kind in (_ACTION, _FINAL, _INPUT) for m in markers):
-        inline = _INLINE_RE.sub("\n", text)
-        if inline != text:
+    if not _has_step(markers):
+        inline = _INLINE_RE.sub("\n", "\n".join(lines))
+        if inline.count("\n") != len(lines) - 1:
             lines = inline.splitlines()
             markers = _markers(lines, skip_fenced=False)
-    return _decide(lines, markers)
+    return _decide(lines, markers, names)
 
 
-def _decide(lines: list[str], markers: list[_Marker]) -> ParsedReply:
+def _decide(lines: list[str], markers: list[_Marker], names: tuple[str, ...]) -> ParsedReply:
     first_action = next((m for m in markers if m.kind == _ACTION), None)
     first_final = next((m for m in markers if m.kind == _FINAL), None)
 
     if first_final is not None and (first_action is None or first_final.index < first_action.index):
-        return _final(lines, markers, first_final, end=len(lines))
+        return _final(lines, markers, first_final, len(lines))
 
     if first_action is None:
+        if (blob := _blob_reply(lines, markers, names)) is not None:
+            return blob
+        thought = _thought(lines, markers, len(lines))
         if any(m.kind == _INPUT for m in markers):
-            return ParsedReply(
-                thought=_thought(lines, markers, len(lines)),
-                error="'Action Input:' was given without an 'Action:' line naming the tool. "
-                + FORMAT_HINT,
-            )
-        return ParsedReply(
-            thought=_thought(lines, markers, len(lines)),
-            error=f"No 'Action:' or 'Final Answer:' was found. {FORMAT_HINT}",
-        )
+            return ParsedReply(thought=thought, error="'Action Input:' was given without an "
+                               f"'Action:' line naming the tool. {FORMAT_HINT}")
+        return ParsedReply(thought=thought,
+                           error=f"No 'Action:' or 'Final Answer:' was found. {FORMAT_HINT}")
 
-    end = next(
-        (m.index for m in markers if m.kind == _OBSERVATION and m.index > first_action.index),
-        len(lines),
-    )
+    end = next((m.index for m in markers
+                if m.kind == _OBSERVATION and m.index > first_action.index), len(lines))
     usable = [m for m in markers if m.index < end]
     if first_final is not None and first_final.index < end:
-        return _final(lines, usable, first_final, end=end)
-    return _action(lines, usable, first_action, end=end)
+        return _final(lines, usable, first_final, end)
+    return _action(lines, usable, first_action, end, names)
 
 
-def _final(lines: list[str], markers: list[_Marker], marker: _Marker, *, end: int) -> ParsedReply:
-    body = [marker.rest, *lines[marker.index + 1:end]]
-    answer = _strip_fences_around("\n".join(body).strip())
+def _final(lines: list[str], markers: list[_Marker], marker: _Marker, end: int) -> ParsedReply:
+    answer = "\n".join([marker.rest, *lines[marker.index + 1: end]]).strip()
     thought = _thought(lines, markers, marker.index)
     if not answer:
-        return ParsedReply(
-            thought=thought,
-            error="'Final Answer:' was empty; write the answer on the same line after "
-            "'Final Answer:'.",
-        )
+        return ParsedReply(thought=thought, error="'Final Answer:' was empty; write the answer "
+                           "on the same line after 'Final Answer:'.")
     return ParsedReply(thought=thought, final_answer=answer)
 
 
-def _action(lines: list[str], markers: list[_Marker], marker: _Marker, *, end: int) -> ParsedReply:
+def _action(lines: list[str], markers: list[_Marker], marker: _Marker, end: int,
+            names: tuple[str, ...]) -> ParsedReply:
     thought = _thought(lines, markers, marker.index)
     later = [m for m in markers if m.index > marker.index]
     next_action = next((m.index for m in later if m.kind == _ACTION), end)
     extra = sum(1 for m in later if m.kind == _ACTION)
 
-    name_text = marker.rest
-    inline_input: str | None = None
-    if (m := _INLINE_INPUT_RE.search(name_text)) is not None:
-        name_text, inline_input = name_text[: m.start()], name_text[m.end():]
-
-    input_marker = next(
-        (m for m in later if m.kind == _INPUT and m.index < next_action), None
-    )
+    name_text, raw = marker.rest, None
+    if (m := _GLUED_INPUT_RE.search(name_text)) is not None:
+        name_text, raw = name_text[: m.start()], name_text[m.end():]
+    elif (inp := next((m for m in later if m.kind == _INPUT and m.index < next_action), None)):
+        stop = next((m.index for m in later if m.index > inp.index), end)
+        raw = "\n".join([inp.rest, *lines[inp.index + 1: stop]])
     # Text between the Action line and the next keyword line (or the block's end).
     stop = next((m.index for m in later), end)
     trailing = "\n".join(lines[marker.index + 1: stop]).strip()
 
-    raw: str | None = None
-    if inline_input is not None:
-        raw = inline_input
-    elif input_marker is not None:
-        stop_input = next((m.index for m in later if m.index > input_marker.index), end)
-        raw = "\n".join([input_marker.rest, *lines[input_marker.index + 1: stop_input]])
-
-    name, paren_input = _clean_name(name_text)
-    if not name and trailing and not trailing.startswith(("{", "```", "[")):
-        # "Action:" alone on its line, the name on the next one.
-        first, _, remainder = trailing.partition("\n")
-        name, paren_input = _clean_name(first)
+    name, call = _split_call(name_text)
+    if not name and call is None and trailing and not trailing.startswith(("{", "```", "~~~")):
+        first, _, remainder = trailing.partition("\n")  # "Action:" alone, the name below it
+        name, call = _split_call(first)
         trailing = remainder.strip()
-    if raw is None:
-        if paren_input is not None:
-            raw = paren_input
-        elif trailing.startswith(("{", "```", "[")):
-            raw = trailing
+    if raw is None and call is None and trailing.startswith(("{", "```", "~~~")):
+        raw = trailing  # the input written under the Action line with no label
 
+    if not name:  # a JSON blob naming the tool, on the Action line or below it
+        blob = _json_object(_clean_input(call if call is not None else raw or ""))
+        if (named := _blob_call(blob)) is not None:
+            return _step(thought, *named, extra, names)
+        return ParsedReply(thought=thought, extra_actions=extra, error="'Action:' had no tool "
+                           "name; write the tool's name after 'Action:' and its arguments as a "
+                           "JSON object after 'Action Input:'.")
+    if _normalize(name) in _NO_NAMES:
+        return ParsedReply(thought=thought, extra_actions=extra, error=f"'Action: {name}' names "
+                           f"no tool. Call one of the tools, or give the answer. {FORMAT_HINT}")
+    if raw is None and call is None:
+        tool = _resolve(name, names)
+        return ParsedReply(thought=thought, extra_actions=extra, named_tool=tool, error=(
+            f"'Action: {tool}' had no 'Action Input:'; write its arguments as a JSON object "
+            "after 'Action Input:' ({} when it takes none)."))
     if raw is not None:
-        raw = _cut_inline_observation(_strip_fences_around(raw.strip()))
+        raw = _clean_input(raw)
+        return _step(thought, name, _arguments(raw), raw, extra, names)
+    return _step(thought, name, _call_arguments(call or ""), call, extra, names)
 
-    if not name:
-        blob = _json_object(raw) if raw else None
-        if blob is not None and isinstance(blob.get("action"), str) and blob["action"].strip():
-            name = _clean_name(blob["action"])[0]
-            inner = blob.get("action_input", blob.get("input", {}))
-            raw = inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False)
-        else:
-            return ParsedReply(
-                thought=thought,
-                extra_actions=extra,
-                error="'Action:' had no tool name; write the tool's name after 'Action:' "
-                "and its arguments as a JSON object after 'Action Input:'.",
-            )
 
-    args = _arguments(raw)
-    if _normalize(name) in _FINAL_NAMES:
-        text = _answer_from_args(args, raw)
-        if text:
+def _step(thought: str, name: str, args: dict[str, Any], raw: str | None, extra: int,
+          names: tuple[str, ...]) -> ParsedReply:
+    """An action, or a final answer when the name is Final Answer (and not a registered tool)."""
+    tool = _resolve(name, names)
+    if tool not in names and _normalize(tool) in _FINAL_NAMES:
+        if text := _answer_from_args(args, raw):
             return ParsedReply(thought=thought, final_answer=text)
-    return ParsedReply(
-        thought=thought,
-        action=name,
-        action_input=args,
-        raw_action_input=raw,
-        extra_actions=extra,
-    )
+    return ParsedReply(thought=thought, action=tool, action_input=args,
+                       raw_action_input=raw, extra_actions=extra)
+
+
+def _blob_reply(lines: list[str], markers: list[_Marker], names: tuple[str, ...]) -> ParsedReply | None:
+    """A reply that is (or ends in) a JSON blob naming the tool, with no Action line."""
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("{")), None)
+    if start is None:
+        return None
+    named = _blob_call(_json_object("\n".join(lines[start:])))
+    if named is None:
+        return None
+    return _step(_thought(lines, markers, start), *named, 0, names)
+
+
+def _blob_call(blob: dict[str, Any] | None) -> tuple[str, dict[str, Any], str | None] | None:
+    """(name, arguments, raw) from ``{"action", "action_input"}``, ``{"name", "arguments"}``,
+    or an OpenAI tool call ``{"function": {"name", "arguments"}}``; None when it names nothing."""
+    if blob is None:
+        return None
+    if isinstance(blob.get("function"), dict):
+        blob = blob["function"]
+    key = next((k for k in ("action", "name", "tool", "tool_name")
+                if isinstance(blob.get(k), str) and blob[k].strip()), None)
+    arg_key = next((k for k in ("action_input", "arguments", "args", "parameters", "input",
+                                "tool_input") if k in blob), None)
+    if key is None or (key != "action" and arg_key is None):
+        return None  # {"name": "Porto", ...} is an answer's data, not a tool call
+    name, value = blob[key], blob[arg_key] if arg_key is not None else None
+    if value is None:
+        return _clean_name(name), {}, None
+    if isinstance(value, str):
+        return _clean_name(name), _string_arguments(value), value
+    raw = json.dumps(value, ensure_ascii=False)
+    return _clean_name(name), value if isinstance(value, dict) else {"input": raw}, raw
 
 
 # --- pieces --------------------------------------------------------------------------------
@@ -317,11 +376,27 @@ def _thought(lines: list[str], markers: list[_Marker], before: int) -> str:
     return "\n".join(parts).strip()
 
 
+_OBS_PREFIX = r"Obs(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:ns?)?)?)?)?)?)?)?)?[ \t]*:?[ \t]*\Z"
+# A stop sequence can leave a partial "Observation" on its own last line, or glued to the input.
+_RESIDUE_LINE_RE = re.compile(r"\n[ \t]*" + _OBS_PREFIX, re.IGNORECASE)
+_RESIDUE_GLUED_RE = re.compile(r"(?<=[^\s])" + _OBS_PREFIX)
+
+
+def _clean_input(raw: str) -> str:
+    """The input text: stop-sequence residue, fences and an imagined Observation removed."""
+    s = raw.strip()
+    for _ in range(2):  # residue can sit outside a fence and, once it is gone, inside it
+        s = _RESIDUE_LINE_RE.sub("", s)
+        s = _RESIDUE_GLUED_RE.sub("", s).strip()
+        s = _strip_fences_around(s)
+    return _cut_inline_observation(s)
+
+
 def _cut_inline_observation(raw: str) -> str:
     """Drop an imagined ``Observation:`` on the input's own line, unless it is inside JSON."""
     if raw[:1] in ("{", "[", '"'):
         try:
-            json.JSONDecoder().raw_decode(raw)
+            json.JSONDecoder(strict=False).raw_decode(raw)
             return raw
         except (ValueError, RecursionError):
             pass
@@ -333,7 +408,7 @@ def _strip_fences_around(text: str) -> str:
     """Remove a code fence wrapping the whole text (```json ... ```), or single backticks."""
     if text.startswith(("```", "~~~")):
         fence = text[:3]
-        body = text.split("\n", 1)[1] if "\n" in text else text[3:]
+        body = text.split("\n", 1)[1] if "\n" in text else text.lstrip(fence[0])
         close = body.rfind(fence)
         if close != -1:
             body = body[:close]
@@ -343,28 +418,46 @@ def _strip_fences_around(text: str) -> str:
     return text
 
 
-_NAME_RE = re.compile(r"[A-Za-z0-9_.\-]+")
-_FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer"})
+_ESCAPE_RE = re.compile(r"\\([_*`\[\]()#-])")
+_CALL_TRIM = " \t*`\"'"  # decoration around a name or a call; brackets may be the call's
+_NAME_TRIM = _CALL_TRIM + "[]"
+_NO_NAMES = frozenset({"none", "n/a", "na", "null", "nothing", "no_tool", "no_action", "-"})
+_FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer", "finish"})
 
 
-def _clean_name(text: str) -> tuple[str, str | None]:
-    """The tool name and, for ``tool(args)`` or ``tool {json}``, the argument text."""
-    s = text.strip().strip("`'\"*[] \t")
+def _split_call(text: str) -> tuple[str, str | None]:
+    """The tool name and, for ``tool(args)``, ``tool[text]``, ``tool {json}`` or a bare JSON
+    blob, the argument text. The name is the whole text less decoration, never a first word."""
+    s = _ESCAPE_RE.sub(r"\1", text).strip(_CALL_TRIM)
     if not s:
         return "", None
-    if (paren := s.find("(")) > 0 and s.endswith(")"):
-        return s[:paren].strip().strip("`'\"* \t"), s[paren + 1: -1]
+    if s.startswith("{"):
+        return "", s
+    for opener, closer in (("(", ")"), ("[", "]")):
+        if s.endswith(closer) and (at := s.find(opener)) > 0:
+            return _clean_name(s[:at]), s[at + 1: -1]
     if (brace := s.find("{")) > 0:
-        return s[:brace].strip().strip("`'\"*:, \t"), s[brace:]
-    if _normalize(s) in _FINAL_NAMES:
-        return s, None
-    m = _NAME_RE.match(s)
-    name = m.group(0) if m else s.split()[0]
-    return name.rstrip(".,:;"), None
+        return _clean_name(s[:brace]), s[brace:]
+    return _clean_name(s), None
+
+
+def _clean_name(text: str) -> str:
+    return _ESCAPE_RE.sub(r"\1", text).strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM)
 
 
 def _normalize(name: str) -> str:
-    return re.sub(r"[\s\-]+", "_", name.strip()).lower()
+    """Case, spacing and separators folded: "Search the Internet" ~ "search_the_internet"."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"[\s_.\-]+", "_", folded.strip(_NAME_TRIM)).strip("_")
+
+
+def _resolve(name: str, names: tuple[str, ...]) -> str:
+    """The registry's name for ``name``: exact, else the one tool it matches once normalised."""
+    if not names or name in names:
+        return name
+    key = _normalize(name)
+    matches = [n for n in names if _normalize(n) == key]
+    return matches[0] if len(matches) == 1 else name
 
 
 def _json_object(raw: str) -> dict[str, Any] | None:
@@ -373,24 +466,25 @@ def _json_object(raw: str) -> dict[str, Any] | None:
 
 
 _MISSING = object()
+_NUMBER_RE_FULL = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
 def _load_json(raw: str) -> Any:
     """Strict JSON first (the first value, ignoring trailing text), then json_repair."""
     s = raw.strip()
     if not s or s[0] not in "{[\"":
-        if s in ("true", "false", "null") or re.fullmatch(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", s[:400]):
+        if s in ("true", "false", "null") or _NUMBER_RE_FULL.fullmatch(s[:400]):
             try:
                 return json.loads(s)
             except (ValueError, RecursionError):
                 return _MISSING
         return _MISSING
     try:
-        return json.JSONDecoder().raw_decode(s)[0]
+        return json.JSONDecoder(strict=False).raw_decode(s)[0]
     except (ValueError, RecursionError):
         pass
-    if len(s) > MAX_REPAIR_CHARS:
-        return _MISSING
+    if len(s) > MAX_REPAIR_CHARS or _nesting_depth(s) > MAX_REPAIR_DEPTH:
+        return _MISSING  # json_repair slows down quadratically on such input
     try:
         repaired = json_repair.loads(s)
     except Exception:  # json_repair may raise on hostile input (e.g. deep nesting)
@@ -400,18 +494,76 @@ def _load_json(raw: str) -> Any:
     return repaired
 
 
-_NO_INPUT = frozenset({"", "null", "none", "n/a", "nothing", "no input", '""', "''"})
+def _nesting_depth(s: str) -> int:
+    """The deepest bracket nesting outside strings (a bound, quotes taken loosely)."""
+    depth = deepest = 0
+    in_string = False
+    for ch in s:
+        if ch == '"':
+            in_string = not in_string
+        elif not in_string and ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif not in_string and ch in "}]":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
-def _arguments(raw: str | None) -> dict[str, Any]:
-    if raw is None or raw.strip().lower().rstrip(".") in _NO_INPUT:
+_NO_INPUT = frozenset({"", "null", "none", "n/a", "nothing", "no input", '""', "''", "{}"})
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    if raw.strip().lower().rstrip(".") in _NO_INPUT:
         return {}
     value = _load_json(raw)
     if isinstance(value, dict):
         return value
     if isinstance(value, str):
-        return {"input": value}
+        return _string_arguments(value)
     return {"input": raw.strip()}
+
+
+def _string_arguments(text: str) -> dict[str, Any]:
+    """A string input; a JSON object written as a string is the object."""
+    if text.lstrip().startswith("{"):
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return value
+    return {"input": text}
+
+
+def _call_arguments(text: str) -> dict[str, Any]:
+    """Arguments written as a call: ``{json}``, ``a=1, b="x"``, ``key: 'v'`` pairs, or text."""
+    t = text.strip()
+    if not t:
+        return {}
+    if t[0] in "{\"":
+        value = _load_json(t)
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str):
+            return _string_arguments(value)
+    if len(t) > MAX_REPAIR_CHARS:
+        return {"input": t}
+    # Python's own parser reads keyword arguments; no home-made tokenizer for them.
+    try:
+        call = ast.parse(f"f({t})", mode="eval").body
+        if isinstance(call, ast.Call) and call.keywords and not call.args and all(
+                k.arg for k in call.keywords):
+            return {str(k.arg): ast.literal_eval(k.value) for k in call.keywords}
+        if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
+            value = ast.literal_eval(call.args[0])
+            return {"input": value if isinstance(value, str) else json.dumps(value)}
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        pass
+    if ":" in t:
+        pairs = _load_json("{" + t + "}")
+        if isinstance(pairs, dict) and pairs:
+            return pairs
+    return {"input": t.strip("\"'")}
 
 
 def _answer_from_args(args: dict[str, Any], raw: str | None) -> str:

@@ -110,8 +110,8 @@ def test_extra_actions_are_counted_not_run() -> None:
 
 def test_second_action_input_is_not_taken_for_the_first_action() -> None:
     reply = parse_response('Action: current_time\nAction: calculator\nAction Input: {"x": 1}')
-    assert action_of(reply) == ("current_time", {})
-    assert reply.raw_action_input is None
+    assert reply.action is None and reply.error is not None
+    assert reply.named_tool == "current_time"
     assert reply.extra_actions == 1
 
 
@@ -185,8 +185,8 @@ def test_a_reply_wholly_inside_a_code_fence_is_still_read() -> None:
     assert action_of(reply) == ("calculator", {"expression": "2"})
 
 
-def test_final_answer_wrapped_in_a_fence_is_unwrapped() -> None:
-    assert parse_response("Final Answer:\n```\nprint(1)\n```").final_answer == "print(1)"
+def test_a_fence_in_the_final_answer_is_kept() -> None:
+    assert parse_response("Final Answer:\n```\nprint(1)\n```").final_answer == "```\nprint(1)\n```"
 
 
 # --- action input forms --------------------------------------------------------------------
@@ -241,10 +241,11 @@ def test_empty_or_null_input_means_no_arguments(raw: str) -> None:
     assert action_of(reply) == ("current_time", {})
 
 
-def test_missing_action_input_means_no_arguments() -> None:
+def test_missing_action_input_is_an_error_that_names_the_tool() -> None:
     reply = parse_response("Thought: what time is it\nAction: current_time")
-    assert action_of(reply) == ("current_time", {})
-    assert reply.raw_action_input is None
+    assert action_of(reply) == (None, None)
+    assert reply.named_tool == "current_time"
+    assert "Action Input" in reply.error
 
 
 def test_call_syntax_in_the_action_line() -> None:
@@ -387,7 +388,7 @@ def check_invariants(reply: ParsedReply) -> None:
         ("\n" * 1_000_000, "error"),
         ("Action" + " \t" * 500_000 + ":", "error"),
         ("Action " + "1" * 1_000_000 + ":", "error"),
-        ("Action: a\n" * 100_000, "action"),
+        ("Action: a\n" * 100_000, "error"),  # no Action Input: named_tool says "a"
         ("Observation: \n" * 70_000, "error"),
         ("```\n" * 250_000, "error"),
         ("x final answer" * 70_000, "error"),
@@ -405,3 +406,199 @@ def test_pathological_megabyte_inputs_parse_quickly_and_cleanly(text: str, outco
 def test_observation_inside_a_json_string_is_kept() -> None:
     reply = parse_response('Action: remember\nAction Input: {"fact": "Observation: cats purr"}')
     assert reply.action_input == {"fact": "Observation: cats purr"}
+
+
+# --- what real replies do (issue 8) --------------------------------------------------------
+
+CATALOG = ("Search the internet", "read_file", "fetch-url", "github.list_issues", "天气查询")
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("Action: Search the internet", "Search the internet"),
+        ("Action: Recherche Wikipédia", "Recherche Wikipédia"),
+        ("Action: 天气查询", "天气查询"),
+        ("Action: github.list_issues", "github.list_issues"),
+        ("Action: Search the internet - local news", "Search the internet - local news"),
+    ],
+)
+def test_the_tool_name_is_the_whole_action_line(line: str, name: str) -> None:
+    reply = parse_response(f'{line}\nAction Input: {{"q": 1}}')
+    assert action_of(reply) == (name, {"q": 1})
+
+
+@pytest.mark.parametrize(
+    ("written", "registered"),
+    [
+        ("search the Internet", "Search the internet"),
+        ("Search  the   internet", "Search the internet"),
+        ('"Search the internet"', "Search the internet"),
+        ("`read_file`", "read_file"),
+        ("**Read_File**", "read_file"),
+        ("read\\_file", "read_file"),
+        ("fetch_url", "fetch-url"),
+        ("Fetch URL", "fetch-url"),
+        ("GitHub.List_Issues", "github.list_issues"),
+    ],
+)
+def test_a_name_written_otherwise_resolves_to_the_registered_tool(written: str, registered: str) -> None:
+    reply = parse_response(f"Action: {written}\nAction Input: {{}}", tools=CATALOG)
+    assert reply.action == registered
+
+
+def test_without_tools_the_name_stays_as_written_less_decoration() -> None:
+    assert parse_response("Action: **Read_File**\nAction Input: {}").action == "Read_File"
+
+
+def test_a_name_matching_two_tools_once_normalised_is_left_as_written() -> None:
+    reply = parse_response("Action: Read File\nAction Input: {}", tools=("read_file", "read-file"))
+    assert reply.action == "Read File"
+
+
+def test_tools_may_be_any_iterable_of_names() -> None:
+    reply = parse_response("Action: READ_FILE\nAction Input: {}", tools=iter(["read_file"]))
+    assert reply.action == "read_file"
+
+
+@pytest.mark.parametrize("residue", ["\nObs", "\nObserv", "\nObservation", "\nObservation:",
+                                     "\n  Observatio", "Observ", "Observation:"])
+def test_stop_sequence_residue_is_not_part_of_the_input(residue: str) -> None:
+    plain = parse_response(f"Action: lookup\nAction Input: blueberry{residue}")
+    assert plain.action_input == {"input": "blueberry"}
+    as_json = parse_response(f'Action: lookup\nAction Input: {{"word": "kiwi"}}{residue}')
+    assert as_json.action_input == {"word": "kiwi"}
+
+
+def test_an_input_that_ends_in_the_word_observation_keeps_it() -> None:
+    reply = parse_response("Action: lookup\nAction Input: bird observation")
+    assert reply.action_input == {"input": "bird observation"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Action: web_searchAction Input: {"q": "x"}',
+        'Action: web_search Action Input: {"q": "x"}',
+        '**Action:** web_search\n**Action Input:** {"q": "x"}',
+        '**Action**: web_search\n**Action Input**: {"q": "x"}',
+        '`Action:` web_search\n`Action Input:` {"q": "x"}',
+        'Action：web_search\nAction Input：{"q": "x"}',
+        'Action: web_search\nInput: {"q": "x"}',
+    ],
+)
+def test_glued_and_decorated_markers(text: str) -> None:
+    assert action_of(parse_response(text)) == ("web_search", {"q": "x"})
+
+
+def test_input_label_alone_is_no_marker_without_an_action_before_it() -> None:
+    reply = parse_response("Input: the user asked about trains\nFinal Answer: Take the 9:10.")
+    assert reply.final_answer == "Take the 9:10."
+    assert reply.thought == "Input: the user asked about trains"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('Action: WeatherLookup({"city": "Bari"})', ("WeatherLookup", {"city": "Bari"})),
+        ('Action: get_weather(city="Turin", days=2)', ("get_weather", {"city": "Turin", "days": 2})),
+        ("Action: web_search[best pizza]", ("web_search", {"input": "best pizza"})),
+        ('Action: check_status{"id": 7}', ("check_status", {"id": 7})),
+        ("Action: list_keys(data)", ("list_keys", {"input": "data"})),
+        ("Action: clock()", ("clock", {})),
+        ("Action: ask(coworker: 'Editor', question: 'Which?')", ("ask", {"coworker": "Editor", "question": "Which?"})),
+    ],
+)
+def test_arguments_wrapped_in_a_call_on_the_action_line(line: str, expected: tuple) -> None:
+    assert action_of(parse_response(line)) == expected
+
+
+def test_the_final_answer_is_kept_whole() -> None:
+    answer = "Run:\n\n```python\nprint(1)\n```\n\n1. first\n2. second\n\n> quoted"
+    assert parse_response(f"Thought: done\nFinal Answer: {answer}").final_answer == answer
+
+
+@pytest.mark.parametrize("name", ["None", "none", "N/A", "null"])
+def test_action_none_is_an_error_and_runs_nothing(name: str) -> None:
+    reply = parse_response(f"Action: {name}\nAction Input: None")
+    assert reply.action is None and reply.error and reply.named_tool is None
+
+
+def test_an_action_without_input_names_the_resolved_tool() -> None:
+    reply = parse_response("Thought: time?\nAction: **Read_File**", tools=CATALOG)
+    assert reply.action is None and "Action Input" in reply.error
+    assert reply.named_tool == "read_file"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our plan of action: search, then answer.",
+        "## Action plan\n1. search\n2. answer",
+        "Next steps:\n- Action item: email the landlord",
+        "I will use the web_search tool to look up the museum hours.",
+        'Thought: I could call {"action": "web_search", "action_input": "x"} later.',
+    ],
+)
+def test_prose_about_actions_is_a_format_error(text: str) -> None:
+    reply = parse_response(text, tools=("web_search",))
+    assert reply.action is None and reply.final_answer is None and reply.error
+
+
+@pytest.mark.parametrize(
+    ("blob", "expected"),
+    [
+        ('{"action": "web_search", "action_input": "ferries"}', ("web_search", {"input": "ferries"})),
+        ('{"name": "get_time", "arguments": {"tz": "UTC"}}', ("get_time", {"tz": "UTC"})),
+        ('{"function": {"name": "get_time", "arguments": "{\\"tz\\": \\"UTC\\"}"}}', ("get_time", {"tz": "UTC"})),
+        ("```json\n{'name': 'get_time', 'parameters': {'tz': 'UTC'}}\n```", ("get_time", {"tz": "UTC"})),
+    ],
+)
+def test_a_json_tool_call_blob_is_an_action(blob: str, expected: tuple) -> None:
+    assert action_of(parse_response(f"I will call it.\n{blob}")) == expected
+
+
+def test_a_json_object_with_a_name_but_no_arguments_is_not_a_tool_call() -> None:
+    reply = parse_response('{"name": "Porto", "population": 231800}')
+    assert reply.action is None and reply.error
+
+
+def test_a_blob_calling_final_answer_is_the_answer() -> None:
+    reply = parse_response('{"action": "Final Answer", "action_input": "Bye!"}')
+    assert reply.final_answer == "Bye!"
+
+
+def test_a_registered_tool_named_finish_is_an_action_not_the_answer() -> None:
+    reply = parse_response('Action: finish\nAction Input: {"task": 3}', tools=("finish",))
+    assert action_of(reply) == ("finish", {"task": 3})
+
+
+@pytest.mark.parametrize(
+    ("content", "expected", "from_reasoning"),
+    [
+        ("<think>call clock?\nAction: clock\nAction Input: {}</think>\nFinal Answer: Noon.", "final", False),
+        ("thinking about it\n</think>\nAction: clock\nAction Input: {}", "clock", False),
+        ("<think>\nAction: clock\nAction Input: {}", "clock", True),
+        ("<think>\nAction: clock\nAction Input: {}\n</think>", "clock", True),
+    ],
+)
+def test_a_think_block_is_read_only_when_the_rest_gives_nothing(
+        content: str, expected: str, from_reasoning: bool) -> None:
+    reply = parse_response(content)
+    assert (reply.action or "final") == expected
+    assert reply.from_reasoning is from_reasoning
+
+
+@pytest.mark.parametrize("closing", ["\n```", ""])
+def test_the_rules_hold_inside_a_fenced_reply(closing: str) -> None:
+    imagined = parse_response('```\nAction: a\nAction Input: {}\nObservation: x\nFinal Answer: y' + closing)
+    assert action_of(imagined) == ("a", {})
+    final_wins = parse_response('```\nAction: a\nAction Input: {}\nFinal Answer: y' + closing)
+    assert final_wins.final_answer == "y"
+    extra = parse_response('```\nAction: a\nAction Input: {}\nAction: b\nAction Input: {}' + closing)
+    assert action_of(extra) == ("a", {}) and extra.extra_actions == 1
+
+
+def test_an_imagined_observation_after_action_and_final_answer_ends_the_answer() -> None:
+    reply = parse_response("Action: a\nAction Input: {}\nFinal Answer: y\nObservation: z")
+    assert reply.final_answer == "y"
