@@ -57,6 +57,7 @@ class ParsedReply:
     final_answer: str | None = None
     extra_actions: int = 0  # Action blocks after the first, not run
     error: str | None = None  # why nothing usable was found, written for the model
+    named_tool: str | None = None  # the tool an Action line named when it had no Action Input (error is set)
     from_reasoning: bool = False  # True when the step came from the reasoning channel
 
     @property

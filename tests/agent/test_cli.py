@@ -53,7 +53,7 @@ async def test_multi_step_answer_is_printed_step_by_step(fake_openai, tmp_path):
     assert "[step 1]" in out and "[step 2]" in out
     assert "    Thought: I should calculate." in lines
     assert "    Action: calculator" in lines
-    assert '    Input: {"input": "6 * 7"}' in lines
+    assert '    Input: {"expression": "6 * 7"}' in lines  # the arguments as the tool took them
     assert any(line.startswith("    Observation: 42  (") and line.endswith(" ms)") for line in lines)
     assert lines[-2] == "Answer: 6 times 7 is 42."
     assert out.index("Observation: 42") < out.index("Answer:")
@@ -81,7 +81,8 @@ async def test_json_mode_prints_one_event_per_line(fake_openai, tmp_path):
 
     events = [json.loads(line) for line in out.splitlines()]
     assert code == 0
-    assert [e["type"] for e in events] == ["model_called", "final_answer", "run_ended"]
+    assert [e["type"] for e in events] == ["answer_delta", "model_called", "final_answer", "run_ended"]
+    assert events[0] == {"type": "answer_delta", "step": 1, "text": "4"}
     assert events[-1]["answer"] == "4"
 
 

@@ -9,7 +9,9 @@ import socket
 import pytest
 
 from agent.errors import LLMError
-from agent.events import FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted, Usage
+from agent.events import (
+    AnswerDelta, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted, Usage,
+)
 from agent.llm import LLMClient
 from agent.loop import Agent
 from agent.tools.registry import ToolRegistry
@@ -70,9 +72,13 @@ async def test_two_step_answer_through_http(fake_openai, make_llm):
 
     events = await run_agent(make_llm())
 
-    assert [type(e) for e in events] == [
+    kinds = [type(e) for e in events]
+    assert [k for k in kinds if k is not AnswerDelta] == [
         ModelCalled, ToolStarted, ToolFinished, ModelCalled, FinalAnswer, RunEnded,
     ]
+    deltas = of(events, AnswerDelta)  # streamed before the second ModelCalled, in order
+    assert kinds.index(AnswerDelta) > kinds.index(ToolFinished)
+    assert {d.step for d in deltas} == {2} and "".join(d.text for d in deltas) == "42"
     assert of(events, ToolFinished)[0].observation == "42"
     end = events[-1]
     assert (end.outcome, end.answer, end.steps, end.usage) == ("answered", "42", 2, Usage(230, 28))
@@ -144,7 +150,7 @@ async def test_plain_text_input_becomes_the_single_parameter(fake_openai, make_l
 
     events = await run_agent(make_llm(), "What is serendipity?")
 
-    assert of(events, ToolStarted)[0].args == {"input": "serendipity"}
+    assert of(events, ToolStarted)[0].args == {"query": "serendipity"}  # as the tool took them
     assert of(events, ToolFinished)[0].observation == "definition of serendipity"
 
 
