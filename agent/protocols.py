@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import json_repair
 
 from agent.llm import Completion, Delta
-from agent.parser import parse_response
+from agent.parser import ParsedReply, parse_response
 from agent.tools.registry import CheckedCall, ToolRegistry
 
 __all__ = [
@@ -237,7 +237,10 @@ class TextProtocol(ReplyProtocol):
         return _FinalAnswerStream()
 
     def read(self, completion: Completion, registry: ToolRegistry) -> Reading:
-        parsed = parse_response(completion.content, completion.reasoning)
+        return self.reading(parse_response(completion.content, completion.reasoning), registry)
+
+    def reading(self, parsed: ParsedReply, registry: ToolRegistry) -> Reading:
+        """The Reading of a parsed reply."""
         if parsed.is_final and (answer := (parsed.final_answer or "").strip()):
             return Reading(parsed.thought, answer=answer)
         name = parsed.action

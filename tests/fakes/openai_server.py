@@ -314,7 +314,7 @@ class FakeOpenAI(LoopbackServer):
             return web.Response(
                 status=entry.status, body=entry.body.encode(), content_type=entry.content_type
             )
-        if streaming and self.stream_mode == "sse":
+        if streaming and self.stream_mode in ("sse", "reject_options"):
             return await self._stream(request, body, entry)
         return web.json_response(self._completion(body, entry))
 
