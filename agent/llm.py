@@ -352,10 +352,12 @@ def _error_text(exc: openai.APIError) -> str:
 
 def _reasoning(message: Any) -> str | None:
     """DeepSeek's `reasoning_content` (or `reasoning`, as vLLM and OpenRouter send it)."""
+    extra = getattr(message, "model_extra", None) or {}
+    declared = getattr(type(message), "model_fields", None) or {}
     for name in ("reasoning_content", "reasoning"):
-        value = getattr(message, name, None)
-        if value is None:
-            value = (getattr(message, "model_extra", None) or {}).get(name)
+        # a field the library declares, else an extra one (looked up without pydantic's
+        # __getattr__, which raises and catches for every missing name: slow on every chunk)
+        value = getattr(message, name, None) if name in declared or not declared else extra.get(name)
         if isinstance(value, str) and value:
             return value
     return None
@@ -479,11 +481,15 @@ class _Joiner:
 
     def _held_tail(self) -> int:
         """Length of the longest tail of the content that begins a stop sequence."""
-        for n in range(min(self._hold, len(self._text)), 0, -1):
-            tail = self._text[-n:]
-            if any(seq.startswith(tail) for seq in self._stop):
-                return n
-        return 0
+        text, size, longest = self._text, len(self._text), 0
+        for seq in self._stop:
+            i = text.find(seq[0], max(size - len(seq) + 1, 0))
+            while i != -1 and size - i > longest:
+                if seq.startswith(text[i:]):
+                    longest = size - i
+                    break
+                i = text.find(seq[0], i + 1)
+        return longest
 
     def _deliver(self, delta: Delta) -> Delta:
         self.delivered += 1
