@@ -163,6 +163,8 @@ class LLMClient:
                 response = await self._create(self._request(messages, stop, tools, stream=True))
             except openai.APIError as exc:  # the library has retried this already
                 raise self._translate(exc) from exc
+            except json.JSONDecodeError as exc:  # a whole body that claims to be JSON but is not
+                raise self._error("bad_response", f"the reply is not valid JSON ({exc})") from exc
             if not isinstance(response, openai.AsyncStream):  # it refused `stream`
                 yield self._completion(response, stop)
                 return
@@ -182,6 +184,10 @@ class LLMClient:
                             self.model, self.base_url, type(exc).__name__)
                 await asyncio.sleep(min(_RETRY_DELAY_S * 2**attempt, _MAX_RETRY_DELAY_S))
                 continue
+            except (json.JSONDecodeError, AttributeError, TypeError, KeyError, IndexError) as exc:
+                raise self._error(
+                    "bad_response", f"a chunk of the stream is not a chat completion chunk ({exc})"
+                ) from exc
             finally:
                 await response.close()
             if tail := joiner.flush():

@@ -233,3 +233,22 @@ async def test_concurrent_streams_do_not_mix(fake_openai, make_llm):
     results = await asyncio.gather(*(one(f"<{i}>") for i in range(8)))
 
     assert results == [(f"<{i}>" * 3, f"<{i}>" * 3) for i in range(8)]
+
+
+@pytest.mark.parametrize("body", ['data: {"broken\n\n', 'data: {"choices": 7}\n\ndata: [DONE]\n\n'])
+async def test_a_malformed_event_stream_is_bad_response(fake_openai, make_llm, body):
+    fake_openai.garbage(body, content_type="text/event-stream")
+
+    with pytest.raises(LLMError) as info:
+        await collect(make_llm())
+
+    assert info.value.kind == "bad_response" and "not a chat completion chunk" in str(info.value)
+
+
+async def test_an_empty_event_stream_is_bad_response(fake_openai, make_llm):
+    fake_openai.garbage("data: [DONE]\n\n", content_type="text/event-stream")
+
+    with pytest.raises(LLMError) as info:
+        await collect(make_llm())
+
+    assert info.value.kind == "bad_response" and "before its first chunk" in str(info.value)
