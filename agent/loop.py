@@ -103,7 +103,12 @@ class Agent:
         self.max_steps = max_steps
         self.persona = persona
         self.max_consecutive_nudges = max_consecutive_nudges
-        self.stream = stream and isinstance(llm, StreamingChatModel)
+        self._streaming = llm if stream and isinstance(llm, StreamingChatModel) else None
+
+    @property
+    def stream(self) -> bool:
+        """True when answers stream: asked for, and the model can (`StreamingChatModel`)."""
+        return self._streaming is not None
 
     def run(
         self,
@@ -146,10 +151,10 @@ class Agent:
         options = protocol.options(registry)
         for step in range(1, self.max_steps + 1):
             called = time.perf_counter()
-            if self.stream:
+            if self._streaming is not None:
                 completion: Completion | None = None
                 answer = protocol.answer_stream()
-                parts = self.llm.stream(messages, **options)  # type: ignore[attr-defined]
+                parts = self._streaming.stream(messages, **options)
                 async with contextlib.aclosing(parts):  # a run closed early closes the stream
                     async for part in parts:
                         if isinstance(part, Completion):

@@ -210,8 +210,9 @@ async def one_of_langchain(executor: Any) -> float:
 
 
 async def bench_loops(runs: int, with_langchain: bool) -> dict[str, list[float]]:
-    """Per-step times of each contender, their runs interleaved (one of each in turn), so a
-    change in the machine's load falls on all of them alike; the first 20 rounds warm up."""
+    """Per-step times of each contender, their runs interleaved (one of each per round, each
+    going first in turn), so a change in the machine's load, or the garbage one leaves for the
+    next, falls on all of them alike; the first 20 rounds warm up."""
     registry = our_registry()
     contenders: dict[str, Callable[[], Awaitable[float]]] = {
         "whole": partial(one_of_ours, Agent(InstantModel(SCRIPT), registry, max_steps=len(SCRIPT) + 2)),
@@ -221,10 +222,11 @@ async def bench_loops(runs: int, with_langchain: bool) -> dict[str, list[float]]
     }
     if with_langchain:
         contenders["langchain"] = partial(one_of_langchain, langchain_executor())
-    results: dict[str, list[float]] = {name: [] for name in contenders}
+    names = list(contenders)
+    results: dict[str, list[float]] = {name: [] for name in names}
     for i in range(runs + 20):
-        for name, run in contenders.items():
-            per_step = await run()
+        for name in names[i % len(names):] + names[: i % len(names)]:  # each goes first in turn
+            per_step = await contenders[name]()
             if i >= 20:
                 results[name].append(per_step)
     return results
