@@ -134,12 +134,7 @@ class LLMClient:
         tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
         """One chat completion. Raises LLMError once the library's retries are spent."""
-        try:
-            response = await self._create(self._request(messages, stop, tools, stream=False))
-        except openai.APIError as exc:
-            raise self._translate(exc) from exc
-        except json.JSONDecodeError as exc:  # a body that claims to be JSON but is not
-            raise self._error("bad_response", f"the reply is not valid JSON ({exc})") from exc
+        response = await self._create(self._request(messages, stop, tools, stream=False))
         return self._completion(response, stop)
 
     async def stream(
@@ -159,12 +154,7 @@ class LLMClient:
             return
         for attempt in range(self.max_retries + 1):
             joiner = _Joiner(stop)
-            try:
-                response = await self._create(self._request(messages, stop, tools, stream=True))
-            except openai.APIError as exc:  # the library has retried this already
-                raise self._translate(exc) from exc
-            except json.JSONDecodeError as exc:  # a whole body that claims to be JSON but is not
-                raise self._error("bad_response", f"the reply is not valid JSON ({exc})") from exc
+            response = await self._create(self._request(messages, stop, tools, stream=True))
             if not isinstance(response, openai.AsyncStream):  # it refused `stream`
                 yield self._completion(response, stop)
                 return
@@ -222,6 +212,16 @@ class LLMClient:
         return request
 
     async def _create(self, request: dict[str, Any]) -> Any:
+        """Send the request (a ChatCompletion, or an AsyncStream to read); errors left after the
+        library's retries are translated into LLMError."""
+        try:
+            return await self._send(request)
+        except openai.APIError as exc:
+            raise self._translate(exc) from exc
+        except json.JSONDecodeError as exc:  # a body that claims to be JSON but is not
+            raise self._error("bad_response", f"the reply is not valid JSON ({exc})") from exc
+
+    async def _send(self, request: dict[str, Any]) -> Any:
         """Send the request; a parameter the server refuses is dropped (here and from now on)."""
         while True:
             try:

@@ -89,7 +89,7 @@ class Reading:
     extra_actions: int = 0  # text protocol: Action blocks after the first, not run
 
 
-class AnswerStream:
+class AnswerStream(ABC):
     """Picks the answer's text out of a streamed reply; one per model call.
 
     Leading whitespace is dropped and trailing whitespace held back until more text follows,
@@ -101,9 +101,9 @@ class AnswerStream:
         self._held = ""
         self._strip = 0  # label decoration still to drop before the answer (`**Final Answer:**`)
 
+    @abstractmethod
     def feed(self, delta: Delta) -> str:
         """The answer text this piece adds ("" for none)."""
-        raise NotImplementedError
 
     def finish(self) -> str:
         """Answer text held back until the end of the reply."""

@@ -543,7 +543,7 @@ async def test_final_answer_words_inside_a_thought_are_not_the_label():
     assert deltas_text(events, 1) == "" and deltas_text(events, 2) == "2"
 
 
-async def test_a_long_thought_line_is_not_held_in_memory_until_its_end():
+async def test_a_huge_thought_line_in_small_pieces_streams_only_the_answer():
     thought = "Thought: " + "very long reasoning " * 5000
     llm = StreamingLLM([thought + "\nFinal Answer: done"], pieces=lambda c: [c[i:i + 7] for i in range(0, len(c), 7)])
 
