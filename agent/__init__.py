@@ -9,6 +9,7 @@ from agent.config import AgentSettings, load_agent_settings
 from agent.errors import AgentError, ConfigError, LLMError
 from agent.events import (
     AgentEvent,
+    AnswerDelta,
     FinalAnswer,
     ModelCalled,
     Nudge,
@@ -17,8 +18,8 @@ from agent.events import (
     ToolStarted,
     Usage,
 )
-from agent.llm import Completion, LLMClient, ToolCall
-from agent.loop import Agent, ChatModel
+from agent.llm import Completion, Delta, LLMClient, ToolCall
+from agent.loop import Agent, ChatModel, StreamingChatModel
 from agent.parser import ParsedReply, parse_response
 from agent.prompt import build_system_prompt
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry, ToolResult
@@ -28,9 +29,11 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentSettings",
+    "AnswerDelta",
     "ChatModel",
     "Completion",
     "ConfigError",
+    "Delta",
     "FinalAnswer",
     "LLMClient",
     "LLMError",
@@ -38,6 +41,7 @@ __all__ = [
     "Nudge",
     "ParsedReply",
     "RunEnded",
+    "StreamingChatModel",
     "Tool",
     "ToolCall",
     "ToolContext",

@@ -2,7 +2,8 @@
 
 Reads `.env` from the current directory into the environment (variables already set win),
 loads the agent settings, registers the built-in tools, runs the agent and prints each event
-as it happens (thought, action, input, observation, timings), then the answer.
+as it happens (thought, action, input, observation, timings), then the answer, which streams
+as the model writes it (`--no-stream` asks for whole replies).
 
 Exit codes: 0 answered; 3 ended without an answer (step limit, or the model never answered
 properly); 1 the model endpoint failed; 2 configuration missing or invalid. Errors are one line
@@ -32,6 +33,7 @@ from agent.config import AgentSettings, load_agent_settings
 from agent.errors import ConfigError, LLMError
 from agent.events import (
     AgentEvent,
+    AnswerDelta,
     FinalAnswer,
     ModelCalled,
     Nudge,
@@ -60,6 +62,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-steps", type=int, help="override AGENT_MAX_STEPS")
     parser.add_argument("--env-file", type=Path, default=Path(".env"), help="default: ./.env")
     parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+    parser.add_argument(
+        "--no-stream", dest="stream", action="store_false",
+        help="ask the model for whole replies instead of streaming the answer",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
     return parser
 
@@ -70,6 +76,8 @@ class _Printer:
     def __init__(self, console: Console, as_json: bool) -> None:
         self.console = console
         self.as_json = as_json
+        self._streamed: tuple[int, str] | None = None  # (step, text) of the last streamed answer
+        self._line_open = False  # the streamed answer's line has not been ended yet
 
     def show(self, event: AgentEvent) -> None:
         if self.as_json:
@@ -80,6 +88,12 @@ class _Printer:
 
     def _render(self, event: AgentEvent) -> None:
         out = self.console.print
+        if isinstance(event, AnswerDelta):
+            self._stream(event)
+            return
+        if self._line_open:  # end the streamed answer's line before what follows it
+            out()
+            self._line_open = False
         if isinstance(event, ModelCalled):
             out(
                 Text.assemble(
@@ -102,8 +116,10 @@ class _Printer:
             if event.thought:
                 out(_field("Thought", event.thought, "italic"))
         elif isinstance(event, RunEnded):
+            streamed, self._streamed = self._streamed, None
             label = "Answer" if event.outcome == "answered" else f"No answer ({event.outcome})"
-            out(Text.assemble((f"{label}: ", "bold"), event.answer))
+            if streamed is None or streamed[1] != event.answer:  # not shown, or shown otherwise
+                out(Text.assemble((f"{label}: ", "bold"), event.answer))
             out(
                 Text(
                     f"{event.steps} steps, {event.elapsed_ms / 1000:.1f} s, "
@@ -114,17 +130,32 @@ class _Printer:
             )
 
 
+    def _stream(self, event: AnswerDelta) -> None:
+        """The answer as it comes, on an "Answer:" line of its own (RunEnded then need not
+        repeat it, unless the parsed answer came out different)."""
+        if not self._line_open or self._streamed is None or self._streamed[0] != event.step:
+            if self._line_open:
+                self.console.print()
+            self.console.print(Text("Answer: ", "bold"), end="")
+            self._streamed, self._line_open = (event.step, ""), True
+        self.console.print(Text(event.text), end="")
+        self._streamed = (event.step, self._streamed[1] + event.text)
+
+
 def _field(label: str, value: str, style: str) -> Text:
     return Text.assemble(("    " + label + ": ", "bold"), (value, style))
 
 
-async def _ask(settings: AgentSettings, question: str, printer: _Printer) -> int:
+async def _ask(settings: AgentSettings, question: str, printer: _Printer, *, stream: bool) -> int:
     llm = LLMClient.from_settings(settings)
     try:
         async with httpx.AsyncClient(timeout=settings.tool_timeout_s) as http:
             registry = ToolRegistry(default_timeout_s=settings.tool_timeout_s)
             register_builtin_tools(registry, settings, http)
-            agent = Agent(llm, registry, protocol=settings.protocol, max_steps=settings.max_steps)
+            agent = Agent(
+                llm, registry, protocol=settings.protocol, max_steps=settings.max_steps,
+                stream=stream,
+            )
             context = ToolContext(
                 user_id="cli", channel_id="cli", guild_id=None, display_name=_user_name()
             )
@@ -174,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     printer = _Printer(Console(highlight=False, soft_wrap=True), args.json)
     try:
-        return asyncio.run(_ask(settings, question, printer))
+        return asyncio.run(_ask(settings, question, printer, stream=args.stream))
     except LLMError as exc:
         err.print(f"model error ({exc.kind}): {exc}", markup=False)
         return EXIT_LLM

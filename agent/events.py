@@ -3,6 +3,9 @@
 Every event is a frozen, slotted dataclass with `to_dict()` returning a JSON-safe dict whose
 "type" key is the snake_case class name. RunEnded is always the last event of a run.
 
+AnswerDelta is live-only: a front end shows the answer growing from it, while FinalAnswer and
+RunEnded carry the answer as parsed, which is what to keep (a trace needs no deltas).
+
 Part of agent/: imports nothing from bot/ or memory/.
 """
 
@@ -14,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 __all__ = [
     "AgentEvent",
+    "AnswerDelta",
     "FinalAnswer",
     "ModelCalled",
     "Nudge",
@@ -132,6 +136,20 @@ class Nudge(_Event):
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerDelta(_Event):
+    """A piece of the answer as the model writes it (streaming), yielded before ModelCalled.
+
+    Joined in order, one step's deltas preview that step's answer; FinalAnswer follows with the
+    answer as parsed, which replaces the preview. Should the step turn out to call a tool after
+    all (a native reply whose tool call came after its text), ToolStarted of the same step
+    follows instead, and the preview was not the answer.
+    """
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class FinalAnswer(_Event):
     """The model gave its final answer."""
 
@@ -151,4 +169,6 @@ class RunEnded(_Event):
     elapsed_ms: float
 
 
-AgentEvent = ModelCalled | ToolStarted | ToolFinished | Nudge | FinalAnswer | RunEnded
+AgentEvent = (
+    AnswerDelta | ModelCalled | ToolStarted | ToolFinished | Nudge | FinalAnswer | RunEnded
+)

@@ -27,7 +27,7 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
-from agent.events import AgentEvent, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted
+from agent.events import AgentEvent, AnswerDelta, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted
 from bot.config import Settings
 from bot.requests import TurnRequest
 from bot.runtime import Runtime
@@ -144,6 +144,8 @@ class ConsoleChat:
             self.console.print(Text(result.text, style="bold red"))
 
     async def _show_event(self, event: AgentEvent) -> None:
+        if isinstance(event, AnswerDelta):  # the answer is printed whole once the turn ends
+            return
         self.console.print(self.render_event(event.to_dict()))
 
     @staticmethod

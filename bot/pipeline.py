@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.errors import LLMError
-from agent.events import AgentEvent, RunEnded
+from agent.events import AgentEvent, AnswerDelta, RunEnded
 from agent.prompt import build_system_prompt
 from agent.loop import Agent
 from agent.tools.registry import ToolContext
@@ -239,7 +239,8 @@ class TurnPipeline:
                         budget.question, context=context, history=budget.history,
                         memories=budget.memories, tools=self._memory_tools.for_turn(pending),
                     ):
-                        events.append(event)
+                        if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
+                            events.append(event)
                         if isinstance(event, RunEnded):
                             end = event
                         await self._emit(on_event, event)

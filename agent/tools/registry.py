@@ -2,9 +2,12 @@
 
 A tool is an ``async def`` whose parameters (apart from the runtime context) become a JSON
 Schema, derived from the type hints and the Google-style ``Args:`` section of its docstring,
-or given explicitly. ``ToolRegistry.call`` never raises: an unknown tool, arguments that fail
+or given explicitly. Every call goes through ``ToolRegistry.check`` (the one validation path:
+``call`` uses it, and so does the agent loop, which needs the verdict before the call to nudge
+the model) and ``ToolRegistry.run``, which never raises: an unknown tool, arguments that fail
 the schema, a timeout or an exception all become an observation starting with ``Error:`` that
-tells the model what went wrong and what to do instead.
+tells the model what went wrong and what to do instead. A parameter hinted ``X | None`` accepts
+null, which models send for an argument they mean to leave out.
 
 Design choices:
 - Tools must be coroutine functions; a plain function is refused at registration (TypeError).
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MAX_OBSERVATION_CHARS",
+    "CallProblem",
+    "CheckedCall",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -68,6 +73,20 @@ class ToolResult:
     observation: str  # errors start with "Error:"
     ok: bool
     elapsed_ms: float
+
+
+CallProblem = Literal["unknown_tool", "bad_arguments"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedCall:
+    """A tool call checked by `ToolRegistry.check`: runnable (``problem`` None), or why not."""
+
+    name: str  # the tool's registered name, or the name as the model wrote it when unknown
+    tool: Tool | None
+    args: dict[str, Any]  # the arguments as the tool takes them (after `Tool.adapt`)
+    problem: CallProblem | None = None
+    error: str = ""  # the "Error: ..." observation for the model when there is a problem
 
 
 class ToolError(Exception):
@@ -237,34 +256,43 @@ class ToolRegistry:
             result.register(tool)
         return result
 
-    async def call(self, name: str, args: Any, ctx: ToolContext) -> ToolResult:
-        """Run a tool for the model. Never raises (except on cancellation of the caller)."""
-        started = time.perf_counter()
+    def check(self, name: str, args: object, *, raw: str | None = None) -> CheckedCall:
+        """Check a call before it runs: the one validation path of every tool call.
+
+        ``args`` None means no arguments; anything but a mapping is refused (``raw``, the text
+        the model sent, is quoted then). The error, when there is one, is the observation the
+        model reads: it names the tool and shows the parameters' JSON Schema.
+        """
         tool = self.resolve(name) if isinstance(name, str) else None
         if tool is None:
-            return self._result(self.unknown_tool_error(str(name)), False, started)
+            return CheckedCall(str(name), None, {}, "unknown_tool", self.unknown_tool_error(str(name)))
         if args is None:
             args = {}
         if not isinstance(args, Mapping):
-            return self._result(
+            sent = f": {raw[:200]!r}" if raw is not None else ""
+            return CheckedCall(
+                tool.name, tool, {}, "bad_arguments",
                 f"Error: arguments for {tool.name} must be a JSON object, got "
-                f"{_json_type(args)}. Expected: {_schema_hint(tool.parameters)}",
-                False, started,
+                f"{_json_type(args)}{sent}. Its parameters (JSON Schema): {_schema_text(tool)}",
             )
         if problem := tool.check(args):
-            return self._result(
+            return CheckedCall(
+                tool.name, tool, {}, "bad_arguments",
                 f"Error: bad arguments for {tool.name}: {problem}. "
-                f"Expected: {_schema_hint(tool.parameters)}",
-                False, started,
+                f"Its parameters (JSON Schema): {_schema_text(tool)}",
             )
-        return await self._run(tool, tool.adapt(args), ctx, started)
+        return CheckedCall(tool.name, tool, tool.adapt(args))
 
-    async def call_checked(
-        self, tool: Tool, args: Mapping[str, Any], ctx: ToolContext
-    ) -> ToolResult:
-        """Like `call`, for a tool and arguments the caller has already passed through
-        ``tool.check`` (the agent loop does, to nudge the model): they are not validated again."""
-        return await self._run(tool, tool.adapt(args), ctx, time.perf_counter())
+    async def call(self, name: str, args: object, ctx: ToolContext) -> ToolResult:
+        """Check and run a tool for the model. Never raises (except on cancellation of the caller)."""
+        return await self.run(self.check(name, args), ctx)
+
+    async def run(self, call: CheckedCall, ctx: ToolContext) -> ToolResult:
+        """Run a call that `check` returned; a refused one gives its error as the result."""
+        started = time.perf_counter()
+        if call.tool is None or call.problem is not None:
+            return self._result(call.error, False, started)
+        return await self._run(call.tool, call.args, ctx, started)
 
     async def _run(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, started: float
@@ -347,27 +375,14 @@ def _adapt_input(args: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, A
     if len(candidates) != 1:
         return args
     prop = props.get(candidates[0])
-    if isinstance(prop, Mapping) and prop.get("type") == "string":
+    kind = prop.get("type") if isinstance(prop, Mapping) else None
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
         return {candidates[0]: args["input"]}
     return args
 
 
-def _schema_hint(schema: Mapping[str, Any]) -> str:
-    """A one-line reminder such as ``{"expression": string (required), "k": integer}``."""
-    props = schema.get("properties")
-    if not isinstance(props, Mapping) or not props:
-        return "{} (no arguments)"
-    required = set(schema.get("required") or ())
-    parts = []
-    for key, prop in props.items():
-        kind = "any"
-        if isinstance(prop, Mapping):
-            if "enum" in prop:
-                kind = " | ".join(json.dumps(v) for v in prop["enum"])
-            elif "type" in prop:
-                kind = prop["type"] if isinstance(prop["type"], str) else "/".join(prop["type"])
-        parts.append(f'"{key}": {kind}{" (required)" if key in required else ""}')
-    return "{" + ", ".join(parts) + "}"
+def _schema_text(tool: Tool) -> str:
+    return json.dumps(tool.parameters, ensure_ascii=False)
 
 
 _ARG_LINE_RE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -451,6 +466,19 @@ def _json_safe(value: Any) -> bool:
     return True
 
 
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` that also accepts null (for ``X | None``): models send null for "not given"."""
+    if not schema:  # any value, null included
+        return schema
+    if isinstance(schema.get("type"), str) and set(schema) <= {"type", "items"}:
+        return {**schema, "type": [schema["type"], "null"]}
+    if set(schema) == {"enum"}:
+        return {"enum": [*schema["enum"], None]}
+    if set(schema) == {"anyOf"}:
+        return {"anyOf": [*schema["anyOf"], {"type": "null"}]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
 _SIMPLE_TYPES: dict[Any, str] = {
     str: "string",
     int: "integer",
@@ -476,9 +504,11 @@ def _schema_for_type(hint: Any) -> dict[str, Any]:
         return {"enum": list(targs)}
     if origin in (typing.Union, types.UnionType):
         options = [a for a in targs if a is not type(None)]
-        if len(options) == 1:
-            return _schema_for_type(options[0])
-        return {"anyOf": [_schema_for_type(a) for a in options]}
+        schema = (
+            _schema_for_type(options[0]) if len(options) == 1
+            else {"anyOf": [_schema_for_type(a) for a in options]}
+        )
+        return _nullable(schema) if len(options) < len(targs) else schema
     if origin in (list, tuple, set, frozenset, Sequence):
         schema: dict[str, Any] = {"type": "array"}
         if targs and targs[0] is not Ellipsis:

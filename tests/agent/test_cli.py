@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import sys
@@ -10,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.__main__ import main
+from rich.console import Console
+
+from agent.__main__ import _Printer, main
+from agent.events import AnswerDelta, FinalAnswer, ModelCalled, RunEnded, ToolFinished, ToolStarted, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_VARS = (
@@ -53,9 +57,10 @@ async def test_multi_step_answer_is_printed_step_by_step(fake_openai, tmp_path):
     assert "[step 1]" in out and "[step 2]" in out
     assert "    Thought: I should calculate." in lines
     assert "    Action: calculator" in lines
-    assert '    Input: {"input": "6 * 7"}' in lines
+    assert '    Input: {"expression": "6 * 7"}' in lines  # the arguments as the tool took them
     assert any(line.startswith("    Observation: 42  (") and line.endswith(" ms)") for line in lines)
-    assert lines[-2] == "Answer: 6 times 7 is 42."
+    assert lines[-4] == "Answer: 6 times 7 is 42."  # streamed, then its step's summary
+    assert lines[-3].startswith("[step 2] model ") and lines[-2] == "    Thought: I have it."
     assert out.index("Observation: 42") < out.index("Answer:")
     assert fake_openai.requests[0]["messages"][-1] == {"role": "user", "content": "What is 6 times 7?"}
     assert "### calculator" in fake_openai.requests[0]["messages"][0]["content"]
@@ -81,7 +86,8 @@ async def test_json_mode_prints_one_event_per_line(fake_openai, tmp_path):
 
     events = [json.loads(line) for line in out.splitlines()]
     assert code == 0
-    assert [e["type"] for e in events] == ["model_called", "final_answer", "run_ended"]
+    assert [e["type"] for e in events] == ["answer_delta", "model_called", "final_answer", "run_ended"]
+    assert events[0] == {"type": "answer_delta", "step": 1, "text": "4"}
     assert events[-1]["answer"] == "4"
 
 
@@ -159,3 +165,64 @@ def test_empty_question_is_refused(question, monkeypatch, tmp_path, capsys):
 
     assert code == 2
     assert "question is empty" in capsys.readouterr().err
+
+
+async def test_the_answer_is_printed_as_it_streams(fake_openai, tmp_path):
+    fake_openai.reply(chunks=["Thought: easy.\nFinal Answer: ", "Four, ", "as two and two make."], pause_after=3)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent", "2+2?", env=fake_env(fake_openai), cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    seen = b""
+    try:
+        while b"Four," not in seen:  # the model has not finished its reply yet
+            seen += await asyncio.wait_for(proc.stdout.read(64), timeout=30)
+        assert fake_openai.paused.is_set() and seen.startswith(b"Answer: Four,")
+    finally:
+        fake_openai.resume()
+    rest, _ = await asyncio.wait_for(proc.communicate(), timeout=30)
+
+    lines = (seen + rest).decode().splitlines()
+    assert proc.returncode == 0
+    assert lines[0] == "Answer: Four, as two and two make."
+    assert lines[1].startswith("[step 1] model ") and lines[2] == "    Thought: easy."
+    assert sum(line.startswith("Answer:") for line in lines) == 1
+
+
+async def test_no_stream_prints_the_answer_once_the_reply_is_whole(fake_openai, tmp_path):
+    fake_openai.reply("Thought: easy.\nFinal Answer: Four.")
+
+    code, out, _ = await run_cli("--no-stream", "2+2?", env=fake_env(fake_openai), cwd=tmp_path)
+
+    lines = out.splitlines()
+    assert code == 0 and "stream" not in fake_openai.requests[0]
+    assert lines[0].startswith("[step 1] model ") and lines[2] == "Answer: Four."
+
+
+def printed(*events) -> list[str]:
+    buffer = io.StringIO()
+    printer = _Printer(Console(file=buffer, highlight=False, soft_wrap=True, width=120), as_json=False)
+    for event in events:
+        printer.show(event)
+    return buffer.getvalue().splitlines()
+
+
+def test_a_streamed_answer_that_parses_otherwise_is_printed_again_as_parsed():
+    lines = printed(
+        AnswerDelta(1, "4"), AnswerDelta(1, "\n```"), ModelCalled(1, 5.0, Usage(3, 2), "..."),
+        FinalAnswer(1, "", "4"), RunEnded("answered", "4", 1, Usage(3, 2), 6.0),
+    )
+
+    assert lines[:2] == ["Answer: 4", "```"] and lines[-2] == "Answer: 4"
+
+
+def test_a_preview_of_a_step_that_called_a_tool_is_ended_before_the_tool_lines():
+    lines = printed(
+        AnswerDelta(1, "Let me check."), ModelCalled(1, 5.0, Usage(3, 2), "..."),
+        ToolStarted(1, "", "clock", {}), ToolFinished(1, "", "clock", {}, "noon", True, 0.1),
+        AnswerDelta(2, "It is noon."), ModelCalled(2, 5.0, Usage(3, 2), "..."),
+        FinalAnswer(2, "", "It is noon."), RunEnded("answered", "It is noon.", 2, Usage(6, 4), 9.0),
+    )
+
+    assert lines[0] == "Answer: Let me check." and lines[1].startswith("[step 1]")
+    assert "Answer: It is noon." in lines and sum(line.startswith("Answer:") for line in lines) == 2

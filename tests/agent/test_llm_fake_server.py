@@ -161,3 +161,73 @@ async def test_concurrent_requests_each_get_one_entry(fake_openai, client):
 async def test_base_url_before_start_is_an_error():
     with pytest.raises(RuntimeError, match="not started"):
         FakeOpenAI().base_url
+
+
+async def stream_chunks(client, **extra):
+    stream = await chat(client, stream=True, **extra)
+    return [chunk async for chunk in stream], stream.response.headers["content-type"]
+
+
+async def test_a_streaming_request_gets_server_sent_events_as_openai_sends_them(fake_openai, client):
+    fake_openai.reply(chunks=["Final ", "Answer: 3"], reasoning="count", usage={"prompt_tokens": 3, "completion_tokens": 2})
+
+    chunks, content_type = await stream_chunks(client, stream_options={"include_usage": True})
+
+    assert content_type.startswith("text/event-stream")
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert [c.choices[0].delta.model_extra.get("reasoning_content") for c in chunks[1:3]] == ["coun", "t"]
+    assert [c.choices[0].delta.content for c in chunks[3:5]] == ["Final ", "Answer: 3"]
+    assert chunks[5].choices[0].finish_reason == "stop"
+    assert chunks[6].choices == [] and chunks[6].usage.prompt_tokens == 3
+    assert fake_openai.streams == 1
+
+
+async def test_usage_is_streamed_only_when_asked_for_or_never_when_so_set(fake_openai, client):
+    fake_openai.replies("a", "b")
+    unasked, _ = await stream_chunks(client)
+    fake_openai.stream_usage = "never"
+    refused, _ = await stream_chunks(client, stream_options={"include_usage": True})
+
+    assert all(c.usage is None for c in unasked + refused)
+
+
+async def test_tool_calls_stream_as_indexed_pieces(fake_openai, client):
+    fake_openai.chunk_chars = 5
+    fake_openai.reply(tool_calls=[{"id": "c1", "name": "calc", "arguments": '{"e": "1+1"}'}])
+
+    chunks, _ = await stream_chunks(client)
+
+    calls = [c.choices[0].delta.tool_calls[0] for c in chunks if c.choices and c.choices[0].delta.tool_calls]
+    assert (calls[0].id, calls[0].function.name, calls[0].function.arguments) == ("c1", "calc", "")
+    assert "".join(c.function.arguments for c in calls[1:]) == '{"e": "1+1"}'
+    assert {c.index for c in calls} == {0} and chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+async def test_stream_modes_ignore_and_reject(fake_openai, client):
+    fake_openai.stream_mode = "ignore"
+    fake_openai.reply("whole")
+    stream = await chat(client, stream=True)
+    assert stream.response.headers["content-type"].startswith("application/json")
+    await stream.close()
+
+    fake_openai.stream_mode = "reject"
+    with pytest.raises(openai.BadRequestError) as info:
+        await chat(client, stream=True)
+    assert info.value.param == "stream" and fake_openai.remaining == 0
+
+    fake_openai.stream_mode = "reject_options"
+    with pytest.raises(openai.BadRequestError) as info:
+        await chat(client, stream=True, stream_options={"include_usage": True})
+    assert info.value.param == "stream_options"
+
+
+async def test_cut_after_drops_the_connection_mid_stream(fake_openai, client):
+    fake_openai.reply("Final Answer: a long answer", cut_after=2)
+    stream = await chat(client, stream=True)
+    got = []
+
+    with pytest.raises(openai.APIConnectionError):
+        async for chunk in stream:
+            got.append(chunk)
+
+    assert len(got) == 2 and fake_openai.streams == 0

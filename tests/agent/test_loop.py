@@ -9,6 +9,7 @@ import pytest
 
 from agent.errors import LLMError
 from agent.events import (
+    AnswerDelta,
     FinalAnswer,
     ModelCalled,
     Nudge,
@@ -17,8 +18,10 @@ from agent.events import (
     ToolStarted,
     Usage,
 )
-from agent.llm import Completion
+from agent.llm import Completion, Delta
 from agent.loop import STOP_SEQUENCES, Agent
+from agent.parser import ParsedReply
+from agent.protocols import TextProtocol
 from agent.tools.registry import ToolContext, ToolRegistry
 from tests.agent.conftest import CTX, ScriptedLLM, tool_call_reply
 
@@ -458,3 +461,204 @@ def test_events_serialise_to_json_with_a_type_tag():
     ]
     assert dicts[0]["usage"] == {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
     assert dicts[5]["outcome"] == "answered" and dicts[2]["args"] == {"a": 1}
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+
+class StreamingLLM(ScriptedLLM):
+    """ScriptedLLM that also streams: each reply's content in the given pieces (default: one
+    piece per character; a Delta among them is sent as it is), then the Completion; tool calls
+    come as a last piece of their own."""
+
+    def __init__(self, script, pieces=None, **kwargs) -> None:
+        super().__init__(script, **kwargs)
+        self.pieces = pieces
+        self.streamed = 0
+
+    async def stream(self, messages, *, stop=None, tools=None):
+        completion = await self.complete(messages, stop=stop, tools=tools)
+        if not isinstance(completion, Completion):
+            completion = Completion(content=completion)
+        self.streamed += 1
+        for piece in self.pieces(completion.content) if self.pieces else completion.content:
+            yield piece if isinstance(piece, Delta) else Delta(content=piece)
+        if completion.tool_calls:
+            yield Delta(tool_call=True)
+        yield completion
+
+
+def deltas_text(events, step=None) -> str:
+    return "".join(e.text for e in of(events, AnswerDelta) if step is None or e.step == step)
+
+
+async def test_text_answer_streams_after_the_label_and_never_the_thought_or_action():
+    llm = StreamingLLM([ADD, "Thought: I have the sum.\nFinal Answer: It is 5."])
+
+    events = await run(Agent(llm, make_registry()))
+
+    assert llm.streamed == 2 and deltas_text(events, 1) == ""
+    assert deltas_text(events, 2) == "It is 5." == events[-1].answer
+    kinds = [type(e) for e in events]
+    assert kinds.index(AnswerDelta) < kinds.index(ModelCalled, kinds.index(ToolFinished))
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Thought: sure.\nFinal Answer: Paris, of course.",
+        "Thought: sure.\n**Final Answer:** Paris, of course.",
+        "Thought: sure.\n**Final Answer**: Paris, of course.",
+        "Thought: sure.\n> final answer:\n\n  Paris, of course.  \n",
+        "Thought: sure.\n### Final Answer\nParis, of course.",
+        "I now know the final answer\nFINAL_ANSWER: Paris, of course.",
+    ],
+)
+async def test_text_answer_stream_survives_every_split_of_the_marker(reply):
+    for cut in range(1, len(reply)):
+        for second in (cut + 1, cut + 3):
+            pieces = [reply[:cut], reply[cut:second], reply[second:]]
+            llm = StreamingLLM([reply], pieces=lambda _c, p=pieces: [x for x in p if x])
+
+            events = await run(Agent(llm, make_registry()))
+
+            assert deltas_text(events) == "Paris, of course.", (cut, second)
+            assert events[-1].answer == "Paris, of course."
+
+
+async def test_text_answer_keeps_its_own_markdown():
+    llm = StreamingLLM(["Final Answer: **Paris** is the capital.\n\n- one\n- two"])
+
+    events = await run(Agent(llm, make_registry()))
+
+    assert deltas_text(events) == "**Paris** is the capital.\n\n- one\n- two" == events[-1].answer
+
+
+async def test_final_answer_words_inside_a_thought_are_not_the_label():
+    reply = 'Thought: I now know the final answer: no, I do not.\nAction: add\nAction Input: {"a": 1, "b": 1}'
+    llm = StreamingLLM([reply, "Final Answer: 2"])
+
+    events = await run(Agent(llm, make_registry()))
+
+    assert deltas_text(events, 1) == "" and deltas_text(events, 2) == "2"
+
+
+async def test_a_huge_thought_line_in_small_pieces_streams_only_the_answer():
+    thought = "Thought: " + "very long reasoning " * 5000
+    llm = StreamingLLM([thought + "\nFinal Answer: done"], pieces=lambda c: [c[i:i + 7] for i in range(0, len(c), 7)])
+
+    events = await run(Agent(llm, make_registry()))
+
+    assert deltas_text(events) == "done"
+
+
+async def test_native_content_streams_without_a_leading_label():
+    llm = StreamingLLM(
+        [tool_call_reply(("add", '{"a": 2, "b": 3}')), Completion(content="**Final Answer:** It is 5.")]
+    )
+
+    events = await run(Agent(llm, make_registry(), protocol="native"))
+
+    assert deltas_text(events, 1) == "" and deltas_text(events, 2) == "It is 5." == events[-1].answer
+
+
+async def test_native_short_answer_is_flushed_at_the_end_of_its_stream():
+    llm = StreamingLLM([Completion(content=" 5 ")])
+
+    events = await run(Agent(llm, make_registry(), protocol="native"))
+
+    assert [(e.step, e.text) for e in of(events, AnswerDelta)] == [(1, "5")]
+
+
+async def test_native_preview_stops_at_a_tool_call_and_the_tool_step_follows():
+    first = tool_call_reply(("add", '{"a": 2, "b": 3}'), content="Let me add these two numbers for you now.")
+    llm = StreamingLLM(
+        [first, Completion(content="It is 5.")],
+        pieces=lambda c: [c[:30], Delta(tool_call=True), c[30:]] if c.startswith("Let") else [c],
+    )
+
+    events = await run(Agent(llm, make_registry(), protocol="native"))
+
+    assert deltas_text(events, 1) == "Let me add these two numbers f"  # a preview, then...
+    kinds = [type(e) for e in events]
+    assert kinds[kinds.index(AnswerDelta) + 1:kinds.index(ToolStarted) + 1] == [ModelCalled, ToolStarted]
+    assert deltas_text(events, 2) == "It is 5." == events[-1].answer
+
+
+async def test_stream_false_uses_whole_replies():
+    llm = StreamingLLM(["Final Answer: 5"])
+
+    events = await run(Agent(llm, make_registry(), stream=False))
+
+    assert llm.streamed == 0 and not of(events, AnswerDelta) and events[-1].answer == "5"
+
+
+async def test_a_model_that_cannot_stream_is_called_whole():
+    agent = Agent(ScriptedLLM(["Final Answer: 5"]), make_registry(), stream=True)
+
+    events = await run(agent)
+
+    assert agent.stream is False and not of(events, AnswerDelta) and events[-1].answer == "5"
+
+
+async def test_closing_the_run_mid_stream_closes_the_model_stream():
+    closed = asyncio.Event()
+
+    class Endless(ScriptedLLM):
+        async def stream(self, messages, *, stop=None, tools=None):
+            try:
+                yield Delta(content="Final Answer: ")
+                while True:
+                    yield Delta(content="more ")
+            finally:
+                closed.set()
+
+    run_events = Agent(Endless([]), make_registry()).run("go", context=CTX)
+    first = await anext(run_events)
+    await run_events.aclose()
+
+    assert first == AnswerDelta(1, "more") and closed.is_set()
+
+
+# -- a named tool with no input (the parser's named_tool) --------------------------------------
+
+
+def clock_registry() -> ToolRegistry:
+    registry = make_registry()
+
+    @registry.tool
+    async def clock(timezone: str = "UTC") -> str:
+        """The time."""
+        return f"12:00 {timezone}"
+
+    return registry
+
+
+def test_a_named_tool_without_input_runs_with_no_arguments_when_none_are_required():
+    registry = clock_registry()
+    parsed = ParsedReply(thought="time?", error="no Action Input", named_tool="Clock")
+
+    reading = TextProtocol().reading(parsed, registry)
+
+    assert reading.problem == "" and [(u.call.name, u.call.args, u.call.problem) for u in reading.calls] == [
+        ("clock", {}, None)
+    ]
+
+
+def test_a_named_tool_without_input_that_needs_arguments_is_a_format_nudge():
+    parsed = ParsedReply(error="Action 'add' has no Action Input.", named_tool="add")
+
+    reading = TextProtocol().reading(parsed, clock_registry())
+
+    assert (reading.problem, reading.calls) == ("format", ())
+    assert reading.message.startswith("Your reply did not follow the format: Action 'add' has no Action Input.")
+
+
+async def test_action_with_no_input_runs_a_tool_that_needs_none_without_a_model_call():
+    llm = ScriptedLLM(["Thought: what time is it?\nAction: clock", "Final Answer: noon"])
+
+    events = await run(Agent(llm, clock_registry()))
+
+    assert not of(events, Nudge) and len(llm.calls) == 2
+    assert [(e.tool, e.args, e.observation) for e in of(events, ToolFinished)] == [("clock", {}, "12:00 UTC")]
+    assert llm.calls[1]["messages"][-2]["content"] == "Thought: what time is it?\nAction: clock\nAction Input: {}"

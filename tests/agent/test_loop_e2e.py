@@ -9,7 +9,9 @@ import socket
 import pytest
 
 from agent.errors import LLMError
-from agent.events import FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted, Usage
+from agent.events import (
+    AnswerDelta, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted, Usage,
+)
 from agent.llm import LLMClient
 from agent.loop import Agent
 from agent.tools.registry import ToolRegistry
@@ -70,9 +72,13 @@ async def test_two_step_answer_through_http(fake_openai, make_llm):
 
     events = await run_agent(make_llm())
 
-    assert [type(e) for e in events] == [
+    kinds = [type(e) for e in events]
+    assert [k for k in kinds if k is not AnswerDelta] == [
         ModelCalled, ToolStarted, ToolFinished, ModelCalled, FinalAnswer, RunEnded,
     ]
+    deltas = of(events, AnswerDelta)  # streamed before the second ModelCalled, in order
+    assert kinds.index(AnswerDelta) > kinds.index(ToolFinished)
+    assert {d.step for d in deltas} == {2} and "".join(d.text for d in deltas) == "42"
     assert of(events, ToolFinished)[0].observation == "42"
     end = events[-1]
     assert (end.outcome, end.answer, end.steps, end.usage) == ("answered", "42", 2, Usage(230, 28))
@@ -144,7 +150,7 @@ async def test_plain_text_input_becomes_the_single_parameter(fake_openai, make_l
 
     events = await run_agent(make_llm(), "What is serendipity?")
 
-    assert of(events, ToolStarted)[0].args == {"input": "serendipity"}
+    assert of(events, ToolStarted)[0].args == {"query": "serendipity"}  # as the tool took them
     assert of(events, ToolFinished)[0].observation == "definition of serendipity"
 
 
@@ -329,3 +335,73 @@ async def test_server_rejecting_stop_still_runs_the_action(fake_openai, make_llm
     assert of(events, ToolFinished)[0].observation == "42"
     assert events[-1].answer == "42"
     assert ["stop" in r for r in fake_openai.requests] == [True, False, False]
+
+
+# -- streaming through HTTP ------------------------------------------------------------------
+
+
+def answer_of(events) -> str:
+    return "".join(e.text for e in of(events, AnswerDelta))
+
+
+@pytest.mark.parametrize("protocol", ["text", "native"])
+async def test_the_answer_streams_through_http_in_both_protocols(fake_openai, make_llm, protocol):
+    if protocol == "text":
+        fake_openai.reply(MULTIPLY)
+        label = "Thought: done.\nFinal Answer: "
+    else:
+        fake_openai.reply(tool_calls=[{"name": "multiply", "arguments": {"a": 6, "b": 7}}])
+        label = ""
+    fake_openai.reply(label + "6 times 7 is 42, as the tool says.", usage={"prompt_tokens": 50, "completion_tokens": 9})
+
+    events = await run_agent(make_llm(), protocol=protocol)
+
+    deltas = of(events, AnswerDelta)
+    assert len(deltas) > 3 and {d.step for d in deltas} == {2}
+    assert answer_of(events) == "6 times 7 is 42, as the tool says." == events[-1].answer
+    assert all(r["stream"] is True for r in fake_openai.requests)
+    assert of(events, ModelCalled)[1].usage == Usage(50, 9)
+
+
+async def test_usage_without_include_usage_is_counted_locally_in_the_run(fake_openai, make_llm):
+    fake_openai.stream_usage = "never"
+    fake_openai.reply(MULTIPLY).reply("Final Answer: 42")
+
+    events = await run_agent(make_llm())
+
+    calls = of(events, ModelCalled)
+    assert all(c.usage.prompt_tokens > 0 and c.usage.completion_tokens > 0 for c in calls)
+    assert events[-1].usage == calls[0].usage + calls[1].usage
+
+
+async def test_a_server_that_refuses_to_stream_still_answers_the_turn(fake_openai, make_llm):
+    fake_openai.stream_mode = "reject"
+    fake_openai.reply(MULTIPLY).reply("Final Answer: 42")
+
+    events = await run_agent(make_llm())
+
+    assert events[-1].outcome == "answered" and events[-1].answer == "42" and not of(events, AnswerDelta)
+    assert ["stream" in r for r in fake_openai.requests] == [True, False, False]
+
+
+async def test_a_stream_cut_mid_answer_raises_after_the_events_so_far(fake_openai, make_llm):
+    fake_openai.reply(MULTIPLY).reply(chunks=["Final Answer: ", "forty", "-two"], cut_after=3)
+    events = []
+
+    with pytest.raises(LLMError) as info:
+        async for event in Agent(make_llm(max_retries=2), make_registry()).run("6*7?", context=CTX):
+            events.append(event)
+
+    assert info.value.kind == "unreachable"
+    assert [type(e) for e in events] == [ModelCalled, ToolStarted, ToolFinished, AnswerDelta]
+    assert events[-1] == AnswerDelta(2, "forty")
+    assert len(fake_openai.requests) == 2
+
+
+async def test_stream_off_sends_whole_requests(fake_openai, make_llm):
+    fake_openai.reply("Final Answer: 42")
+
+    events = await run_agent(make_llm(), stream=False)
+
+    assert events[-1].answer == "42" and not of(events, AnswerDelta)
+    assert "stream" not in fake_openai.requests[0]

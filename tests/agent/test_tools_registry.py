@@ -81,7 +81,7 @@ def test_optional_list_and_literal_hints_map_to_json_schema() -> None:
     props = reg.get("pick").parameters["properties"]
     assert props["mode"] == {"enum": ["fast", "slow"]}
     assert props["tags"] == {"type": "array", "items": {"type": "string"}}
-    assert props["limit"] == {"type": "integer", "default": None}
+    assert props["limit"] == {"type": ["integer", "null"], "default": None}
     assert props["ratio"] == {"type": "number", "default": 0.5}
     assert props["flag"] == {"type": "boolean", "default": False}
     assert reg.get("pick").parameters["required"] == ["mode", "tags"]
@@ -179,7 +179,7 @@ async def test_model_cannot_set_ctx_through_arguments(registry: ToolRegistry) ->
     assert "Additional properties are not allowed" in result.observation
 
 
-async def test_call_checked_runs_a_checked_call_with_adapted_arguments_and_the_context() -> None:
+async def test_run_takes_a_checked_call_with_adapted_arguments_and_the_context() -> None:
     reg = ToolRegistry()
 
     @reg.tool
@@ -187,10 +187,69 @@ async def test_call_checked_runs_a_checked_call_with_adapted_arguments_and_the_c
         """Greet."""
         return f"{ctx.display_name} greets {name}"
 
-    tool = reg.get("greet")
-    assert tool.check({"input": "Bob"}) is None
-    result = await reg.call_checked(tool, {"input": "Bob"}, CTX)
+    checked = reg.check("GREET", {"input": "Bob"})
+    assert (checked.name, checked.args, checked.problem, checked.error) == ("greet", {"name": "Bob"}, None, "")
+    result = await reg.run(checked, CTX)
     assert (result.ok, result.observation) == (True, "Ada greets Bob")
+
+
+async def test_run_of_a_refused_call_gives_its_error_without_calling() -> None:
+    reg = ToolRegistry()
+    ran: list[str] = []
+
+    @reg.tool
+    async def greet(name: str) -> str:
+        """Greet."""
+        ran.append(name)
+        return name
+
+    checked = reg.check("greet", {"name": 3})
+    result = await reg.run(checked, CTX)
+    assert checked.problem == "bad_arguments" and ran == []
+    assert (result.ok, result.observation) == (False, checked.error)
+
+
+async def test_call_and_check_word_every_error_the_same(registry: ToolRegistry) -> None:
+    for name, args in [("search", {}), ("add", {}), ("add", {"a": "x"}), ("add", [1])]:
+        assert (await registry.call(name, args, CTX)).observation == registry.check(name, args).error
+
+
+def test_non_object_arguments_quote_what_the_model_sent(registry: ToolRegistry) -> None:
+    checked = registry.check("add", "a=1, b=2", raw="a=1, b=2")
+    assert checked.problem == "bad_arguments"
+    assert checked.error.startswith("Error: arguments for add must be a JSON object, got a string: 'a=1, b=2'.")
+
+
+def test_optional_parameter_accepts_null_and_a_value_but_not_another_type() -> None:
+    reg = ToolRegistry()
+
+    @reg.tool
+    async def page(query: str, limit: int | None = None, mode: Literal["a", "b"] | None = None,
+                   tags: list[str] | None = None, either: int | str | None = None) -> str:
+        """Page."""
+        return query
+
+    props = reg.get("page").parameters["properties"]
+    assert props["mode"] == {"enum": ["a", "b", None], "default": None}
+    assert props["tags"] == {"type": ["array", "null"], "items": {"type": "string"}, "default": None}
+    assert props["either"] == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}], "default": None,
+    }
+    for args in ({"limit": None}, {"limit": 3}, {"mode": None}, {"tags": None}, {"either": None}, {"either": "x"}):
+        assert reg.check("page", {"query": "q", **args}).problem is None, args
+    for args in ({"limit": "3"}, {"mode": "c"}, {"tags": [1]}, {"either": 1.5}):
+        assert reg.check("page", {"query": "q", **args}).problem == "bad_arguments", args
+
+
+async def test_plain_input_goes_to_an_optional_string_parameter_when_it_is_the_only_one() -> None:
+    reg = ToolRegistry()
+
+    @reg.tool
+    async def note(text: str | None = None) -> str:
+        """Note."""
+        return f"noted {text}"
+
+    assert (await reg.call("note", {"input": "milk"}, CTX)).observation == "noted milk"
 
 
 async def test_unknown_tool_lists_the_known_ones(registry: ToolRegistry) -> None:
@@ -210,8 +269,8 @@ async def test_missing_argument_explains_the_expected_schema(registry: ToolRegis
     result = await registry.call("add", {}, CTX)
     assert not result.ok
     assert result.observation == (
-        "Error: bad arguments for add: 'a' is a required property. "
-        'Expected: {"a": integer (required), "b": integer}'
+        "Error: bad arguments for add: 'a' is a required property. Its parameters (JSON Schema): "
+        + json.dumps(registry.get("add").parameters)
     )
 
 

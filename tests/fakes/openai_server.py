@@ -1,8 +1,10 @@
 """FakeOpenAI: a loopback OpenAI-compatible server for tests and benches (real HTTP, aiohttp).
 
 The real `openai` client (and anything else speaking the OpenAI REST dialect) talks to it over
-127.0.0.1 on a random port, so retries, timeouts and response parsing run for real. It never
-streams.
+127.0.0.1 on a random port, so retries, timeouts and response parsing run for real. A request
+with `"stream": true` gets server-sent events, as OpenAI sends them (a role chunk, reasoning,
+content and tool-call pieces, a finish chunk, the usage chunk when `stream_options.include_usage`
+asks for it, then `[DONE]`), unless `stream_mode` says otherwise.
 
 Endpoints
     POST /v1/chat/completions   replays the script (below), then the fallback
@@ -21,6 +23,9 @@ Use
         fake.error(500, body={"error": {"message": "boom"}})
         fake.garbage("<html>oops</html>")         # 200 with a non-JSON body
         fake.delay(2.0).reply("slow")            # the next scripted entry waits 2 s first
+        fake.reply("Final Answer: 4", chunks=["Fin", "al Answer: ", "4"])  # exact stream pieces
+        fake.reply("Final Answer: long", cut_after=3)   # stream: connection dropped after 3 chunks
+        fake.reply("Final Answer: slow", pause_after=2)  # stream: waits for fake.resume()
         client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test")
 
     Every scripting method returns the fake, so calls chain. Each chat request consumes one
@@ -37,12 +42,21 @@ Use
                          `stop` (some servers do), without consuming the script
         honor_stop       cut reply content at the request's first stop sequence, as most
                          servers do (default False: like servers that ignore `stop`)
+        stream_mode      what a request with `stream: true` gets: "sse" (default, events),
+                         "ignore" (one JSON body, as servers that ignore `stream` send),
+                         "reject" (400 naming `stream`), "reject_options" (400 naming
+                         `stream_options`, as some servers answer); rejections consume nothing
+        stream_usage     "requested" (default: the usage chunk when include_usage asks) or
+                         "never" (a server that sends no usage in streams)
+        chunk_chars      characters of content (and of reasoning, and of tool arguments) per
+                         streamed chunk when a reply gives no `chunks` (default 4)
         models           names listed by GET /v1/models (default ["fake-model"])
         embedding_dim    length of embedding vectors (default 384)
 
     Recorded: `.requests` (parsed JSON bodies of chat requests, in order, including ones
     answered with errors), `.embedding_requests`, `.headers` (the request headers of each chat
-    request, as dicts). `.remaining` is the number of unconsumed scripted entries.
+    request, as dicts). `.remaining` is the number of unconsumed scripted entries. `.streams`
+    counts the streams sent to the end; `.paused` is set while a stream waits at `pause_after`.
     `fake.embed(text)` returns the vector the server would send for `text`.
 
 Default usage, when `usage` is not given: prompt_tokens = words in the request's messages,
@@ -85,6 +99,9 @@ class Reply:
     usage: Any = _DEFAULT_USAGE
     finish_reason: str | None = None
     delay: float = 0.0
+    chunks: list[str] | None = None  # streamed content pieces (joined, they are the content)
+    cut_after: int | None = None  # streamed: drop the connection after this many chunks
+    pause_after: int | None = None  # streamed: wait for FakeOpenAI.resume() after this many
 
 
 @dataclass
@@ -123,10 +140,19 @@ class FakeOpenAI(LoopbackServer):
         responder: Responder | None = None,
         reject_stop: bool = False,
         honor_stop: bool = False,
+        stream_mode: str = "sse",
+        stream_usage: str = "requested",
+        chunk_chars: int = 4,
         models: Sequence[str] = ("fake-model",),
         embedding_dim: int = 384,
     ) -> None:
         super().__init__()
+        self.stream_mode = stream_mode
+        self.stream_usage = stream_usage
+        self.chunk_chars = chunk_chars
+        self.streams = 0
+        self.paused = asyncio.Event()
+        self._resumed = asyncio.Event()
         self.default_content = default_content
         self.responder = responder
         self.reject_stop = reject_stop
@@ -150,13 +176,21 @@ class FakeOpenAI(LoopbackServer):
         tool_calls: Sequence[Mapping[str, Any]] | None = None,
         usage: Any = _DEFAULT_USAGE,
         finish_reason: str | None = None,
+        chunks: Sequence[str] | None = None,
+        cut_after: int | None = None,
+        pause_after: int | None = None,
     ) -> Reply:
+        if chunks is not None:
+            content = "".join(chunks)
         return Reply(
             content=content,
             reasoning=reasoning,
             tool_calls=[dict(tc) for tc in tool_calls] if tool_calls is not None else None,
             usage=usage,
             finish_reason=finish_reason,
+            chunks=list(chunks) if chunks is not None else None,
+            cut_after=cut_after,
+            pause_after=pause_after,
         )
 
     @staticmethod
@@ -185,14 +219,23 @@ class FakeOpenAI(LoopbackServer):
         tool_calls: Sequence[Mapping[str, Any]] | None = None,
         usage: Any = _DEFAULT_USAGE,
         finish_reason: str | None = None,
+        chunks: Sequence[str] | None = None,
+        cut_after: int | None = None,
+        pause_after: int | None = None,
     ) -> FakeOpenAI:
-        """Queue a completion. tool_calls: [{"name", "arguments": dict | str, "id"?}]."""
+        """Queue a completion. tool_calls: [{"name", "arguments": dict | str, "id"?}]; the
+        stream-only options are described in the module docstring."""
         return self._push(
             self.make_reply(
                 content, reasoning=reasoning, tool_calls=tool_calls, usage=usage,
-                finish_reason=finish_reason,
+                finish_reason=finish_reason, chunks=chunks, cut_after=cut_after,
+                pause_after=pause_after,
             )
         )
+
+    def resume(self) -> None:
+        """Let a stream waiting at `pause_after` go on."""
+        self._resumed.set()
 
     def replies(self, *contents: str) -> FakeOpenAI:
         """Queue several content-only completions."""
@@ -251,6 +294,13 @@ class FakeOpenAI(LoopbackServer):
                 400, "Unsupported parameter: 'stop' is not supported with this model.",
                 param="stop",
             )
+        streaming = body.get("stream") is True
+        if streaming and self.stream_mode == "reject":
+            return _error_response(400, "stream is not supported by this server", param="stream")
+        if streaming and self.stream_mode == "reject_options" and "stream_options" in body:
+            return _error_response(
+                400, "Unrecognized request argument supplied: stream_options", param="stream_options"
+            )
         entry = self._script.popleft() if self._script else await self._fallback(body)
         if entry.delay:
             await asyncio.sleep(entry.delay)
@@ -264,7 +314,62 @@ class FakeOpenAI(LoopbackServer):
             return web.Response(
                 status=entry.status, body=entry.body.encode(), content_type=entry.content_type
             )
+        if streaming and self.stream_mode in ("sse", "reject_options"):
+            return await self._stream(request, body, entry)
         return web.json_response(self._completion(body, entry))
+
+    async def _stream(self, request: web.Request, body: dict[str, Any], entry: Reply) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        sent = 0
+        for event in self._events(body, entry):
+            if entry.cut_after is not None and sent >= entry.cut_after:
+                assert request.transport is not None
+                request.transport.close()  # mid-body: the client sees an incomplete chunked read
+                return response
+            if entry.pause_after is not None and sent == entry.pause_after:
+                self.paused.set()
+                await self._resumed.wait()
+                self._resumed.clear()
+                self.paused.clear()
+            await response.write(f"data: {event}\n\n".encode())
+            sent += 1
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        self.streams += 1
+        return response
+
+    def _events(self, body: dict[str, Any], entry: Reply) -> list[str]:
+        """The data of each server-sent event of a streamed reply, as JSON text."""
+        whole = self._completion(body, entry)
+        message = whole["choices"][0]["message"]
+        base = {k: whole[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            return json.dumps(base | {"choices": [choice]})
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        events += [chunk({"reasoning_content": p}) for p in self._pieces(entry.reasoning)]
+        content = message["content"]
+        pieces = entry.chunks if entry.chunks is not None and content == entry.content else self._pieces(content)
+        events += [chunk({"content": p}) for p in pieces]
+        for index, call in enumerate(message.get("tool_calls") or ()):
+            function = call["function"]
+            events.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                                  "function": {"name": function["name"], "arguments": ""}}]}))
+            events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
+                       for p in self._pieces(function["arguments"])]
+        events.append(chunk({}, whole["choices"][0]["finish_reason"]))
+        wants_usage = (body.get("stream_options") or {}).get("include_usage") is True
+        if wants_usage and self.stream_usage == "requested" and "usage" in whole:
+            events.append(json.dumps(base | {"choices": [], "usage": whole["usage"]}))
+        return events
+
+    def _pieces(self, text: str | None) -> list[str]:
+        if not text:
+            return []
+        return [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
 
     async def _fallback(self, body: dict[str, Any]) -> Entry:
         if self.responder is None:
