@@ -237,7 +237,7 @@ class TextProtocol(ReplyProtocol):
         return _FinalAnswerStream()
 
     def read(self, completion: Completion, registry: ToolRegistry) -> Reading:
-        return self.reading(parse_response(completion.content, completion.reasoning), registry)
+        return self.reading(parse_response(completion.content, completion.reasoning, tools=registry.names()), registry)
 
     def reading(self, parsed: ParsedReply, registry: ToolRegistry) -> Reading:
         """The Reading of a parsed reply."""

@@ -121,6 +121,24 @@ async def test_extra_actions_are_reported_in_the_observation():
     assert "only the first Action ran; 2 more were ignored" in observation
 
 
+async def test_a_tool_named_in_another_case_and_decoration_runs_the_registered_tool():
+    registry = ToolRegistry(default_timeout_s=2.0)
+
+    @registry.tool(name="web_search")
+    async def search(query: str) -> str:
+        """Search the web."""
+        return f"results for {query}"
+
+    reply = 'Thought: look it up.\n**Action:** `Web Search`\nAction Input: {"query": "tides"}'
+    llm = ScriptedLLM([reply, "Final Answer: high tide at noon"])
+
+    events = await run(Agent(llm, registry), "When is high tide?")
+
+    started = of(events, ToolStarted)[0]
+    assert (started.tool, started.args) == ("web_search", {"query": "tides"})
+    assert of(events, ToolFinished)[0].observation == "results for tides"
+
+
 async def test_format_error_nudges_with_the_exact_format_then_recovers():
     llm = ScriptedLLM(["I think the answer might be five, not sure.", "Final Answer: 5"])
 
