@@ -6,6 +6,7 @@
 Tools: echo, add (structured result), fail (an isError result), hang (never answers), image (a
 PNG of IMAGE_BYTES bytes), big (a text of n characters), crash (the process exits mid-call),
 pid, read_env (what the process sees of a variable), context (the call's _meta, as JSON),
+header (an HTTP request header),
 calls (how many tool calls were made before), grow (adds the tool "late" and sends
 notifications/tools/list_changed), and "odd.name-x" (a name that is not a safe identifier).
 """
@@ -118,6 +119,14 @@ def context(ctx: Context) -> str:
 def calls() -> int:
     """How many tool calls this process answered before this one."""
     return _calls
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """An HTTP header of this call's request (streamable HTTP only)."""
+    _counted()
+    request = ctx.request_context.request
+    return request.headers.get(name, "(unset)") if request is not None else "(not HTTP)"
 
 
 @server.tool()

@@ -32,7 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agent.tools.mcp.config import ServerConfig
 
-__all__ = ["ServerConnection", "ServerUnavailable"]
+__all__ = ["PROBE_TIMEOUT_S", "CallTimeout", "ServerConnection", "ServerUnavailable"]
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +40,16 @@ State = Literal["starting", "up", "down", "stopped"]
 CONNECT_TIMEOUT_S = 30.0
 PING_INTERVAL_S = 30.0
 PING_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 2.0  # the ping after a call timed out
 STOP_TIMEOUT_S = 10.0
 
 
 class ServerUnavailable(Exception):
     """The server is not connected (starting, restarting or stopped); the message says why."""
+
+
+class CallTimeout(Exception):
+    """A call got no answer in time, while the server still answers pings."""
 
 
 class ServerConnection:
@@ -98,14 +103,26 @@ class ServerConnection:
             if self.state == "starting":
                 self.cause = f"no answer within {timeout_s:g} s"
 
-    async def call(self, tool: str, arguments: dict[str, Any],
+    async def call(self, tool: str, arguments: dict[str, Any], *, timeout_s: float,
                    meta: dict[str, Any] | None = None) -> types.CallToolResult:
-        """``tools/call``; ServerUnavailable when not connected or the connection broke."""
+        """``tools/call``. ServerUnavailable when not connected, or when the connection broke;
+        CallTimeout past ``timeout_s``, after a ping has shown the server alive (over HTTP a
+        server that died mid-call leaves the call unanswered: only the ping tells)."""
         session = self._session
         if session is None or self.state != "up":
             raise ServerUnavailable(self._unavailable())
         try:
-            return await session.call_tool(tool, arguments, meta=meta)
+            try:
+                async with asyncio.timeout(timeout_s):
+                    return await session.call_tool(tool, arguments, meta=meta)
+            except TimeoutError:
+                try:
+                    with anyio.fail_after(PROBE_TIMEOUT_S):
+                        await session.send_ping()
+                except Exception:
+                    self.lose(f"a call got no answer in {timeout_s:g} s, nor did a ping")
+                    raise ServerUnavailable(self._unavailable()) from None
+                raise CallTimeout(f"{timeout_s:g}s") from None
         except McpError as exc:
             if exc.error.code != types.CONNECTION_CLOSED:
                 raise
@@ -261,7 +278,7 @@ class ServerConnection:
             self._relist = True
             self._wake.set()
         elif isinstance(message, Exception):
-            log.warning("MCP server %s sent something unreadable: %s", self.name,
+            log.warning("MCP server %s: the session reported %s", self.name,
                         self.config.scrub(describe(message, self.config)))
 
 

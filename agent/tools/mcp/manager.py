@@ -30,7 +30,13 @@ import jsonschema
 from mcp import McpError, types
 
 from agent.tools.mcp.config import McpConfig
-from agent.tools.mcp.connection import CONNECT_TIMEOUT_S, ServerConnection, ServerUnavailable
+from agent.tools.mcp.connection import (
+    CONNECT_TIMEOUT_S,
+    PROBE_TIMEOUT_S,
+    CallTimeout,
+    ServerConnection,
+    ServerUnavailable,
+)
 from agent.tools.mcp.results import observation_text
 from agent.tools.registry import DEFAULT_MAX_OBSERVATION_CHARS, Tool, ToolContext, ToolError, ToolRegistry
 
@@ -185,22 +191,29 @@ class McpTools:
             description=description,
             parameters=schema,
             fn=self._caller(conn, listed.name, name),
-            timeout_s=conn.config.timeout_s,
+            # the call's own timeout (and the ping after it) comes first; this is the backstop
+            timeout_s=self._call_timeout(conn) + PROBE_TIMEOUT_S + 1.0,
             ctx_param=_CTX_PARAM,
             validator=jsonschema.Draft202012Validator(schema),
         )
 
+    def _call_timeout(self, conn: ServerConnection) -> float:
+        return conn.config.timeout_s or self._default_timeout_s
+
     def _caller(self, conn: ServerConnection, remote: str, name: str) -> Callable[..., Any]:
         send_context = conn.config.send_context
         limit = self._limit
+        timeout_s = self._call_timeout(conn)
 
         async def call(**kwargs: Any) -> str:
             ctx: ToolContext = kwargs.pop(_CTX_PARAM)
             meta = {CONTEXT_META_KEY: _context_meta(ctx)} if send_context else None
             try:
-                result = await conn.call(remote, kwargs, meta)
+                result = await conn.call(remote, kwargs, timeout_s=timeout_s, meta=meta)
             except ServerUnavailable as exc:
                 raise ToolError(str(exc)) from None
+            except CallTimeout as exc:  # worded as the registry words its own timeouts
+                raise ToolError(f"{name} timed out after {exc}") from None
             except McpError as exc:
                 raise ToolError(f"{name} failed: {conn.config.scrub(exc.error.message)}") from None
             return observation_text(result, name, limit=limit)
