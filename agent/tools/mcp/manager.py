@@ -111,7 +111,10 @@ class McpTools:
         """Connect every server at once; return when each is up or has failed (or the start
         timeout passed). A failed server keeps being retried in the background."""
         for server, cause in self.config.problems:
-            log.warning("MCP %s: %s; starting without it", f"server {server}" if server else "config", cause)
+            if server:
+                log.warning("MCP server %s: %s; starting without it", server, cause)
+            else:
+                log.warning("%s%s", cause, "" if self.config.servers else "; starting without MCP tools")
         for conn in self._connections:
             if self._stderr_dir is not None and conn.config.transport == "stdio":
                 self._stderr_dir.mkdir(parents=True, exist_ok=True)
