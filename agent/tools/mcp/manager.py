@@ -117,10 +117,7 @@ class McpTools:
                 log.warning("%s%s", cause, "" if self.config.servers else "; starting without MCP tools")
         for conn in self._connections:
             if self._stderr_dir is not None and conn.config.transport == "stdio":
-                self._stderr_dir.mkdir(parents=True, exist_ok=True)
-                errlog = open(self._stderr_dir / f"mcp-{conn.name}.log", "w", encoding="utf-8")  # noqa: SIM115
-                self._logs.append(errlog)
-                conn.errlog = errlog
+                conn.errlog = self._open_log(conn.name)
             conn.start()
         await asyncio.gather(*(c.settled(self._start_timeout_s) for c in self._connections))
         self._started = True
@@ -128,6 +125,20 @@ class McpTools:
             if conn.state != "up":
                 log.warning("MCP server %s: %s; starting without its tools (retrying in the background)",
                           conn.name, conn.cause or "it did not come up")
+
+    def _open_log(self, server: str) -> IO[str] | None:
+        """The file a stdio server's stderr goes to (closed by `aclose`); None: the bot's own."""
+        assert self._stderr_dir is not None
+        path = self._stderr_dir / f"mcp-{server}.log"
+        try:
+            self._stderr_dir.mkdir(parents=True, exist_ok=True)
+            log_file = path.open("w", encoding="utf-8")
+        except OSError as exc:
+            log.warning("MCP server %s: cannot write %s (%s); its stderr goes to the bot's",
+                        server, path, exc.strerror or exc)
+            return None
+        self._logs.append(log_file)
+        return log_file
 
     async def aclose(self) -> None:
         """Stop every server (every stdio child is ended) and close their log files."""
