@@ -155,15 +155,16 @@ async def own_server(transport: str) -> AsyncIterator[tuple[dict[str, Any], McpH
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_list_changed_brings_the_new_tool_in(transport: str) -> None:
+async def test_list_changed_brings_the_new_tool_in(transport: str, http_server: McpHttpServer) -> None:
+    # the only test that grows a server: on the shared HTTP one it adds a tool no other test lists
     changes: list[int] = []
-    async with own_server(transport) as (entry, _):
-        async with McpTools(config(t=entry), on_change=lambda: changes.append(1)) as mcp:
-            assert "t__late" not in mcp.registry()
-            assert (await call(mcp, "t__grow")).observation == "grown"
-            await wait_until(lambda: "t__late" in mcp.registry())
-            assert changes
-            assert (await call(mcp, "t__late")).observation == "late answer"
+    async with McpTools(config(t=entry_for(transport, http_server)),
+                        on_change=lambda: changes.append(1)) as mcp:
+        assert "t__late" not in mcp.registry()
+        assert (await call(mcp, "t__grow")).observation == "grown"
+        await wait_until(lambda: "t__late" in mcp.registry())
+        assert changes
+        assert (await call(mcp, "t__late")).observation == "late answer"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -181,6 +182,15 @@ async def test_a_server_that_crashes_mid_call_is_restarted(transport: str) -> No
             again = await call(mcp, "t__pid")
             assert again.ok and again.observation != first
             assert conn.restarts >= 1
+
+
+async def test_a_server_that_exits_at_every_start_is_retried_with_backoff() -> None:
+    exits = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
+    async with McpTools(config(x=exits), backoff_s=0.05, max_backoff_s=0.2) as mcp:
+        conn = mcp.connections[0]
+        await wait_until(lambda: conn.restarts >= 2)
+        assert conn.state in ("down", "starting") and "closed the connection" in (conn.cause or "")
+        assert mcp.registry().names() == []
 
 
 async def test_while_a_server_is_down_its_tools_answer_unavailable() -> None:

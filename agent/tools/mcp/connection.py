@@ -7,7 +7,8 @@ one supervisor task that connects (initialize, tools/list), then watches: a ping
 found the connection closed. When the connection is lost (or never came up) the supervisor
 leaves the SDK's context managers, which stop a stdio child (stdin closed, then SIGTERM, then
 SIGKILL to its process group), and connects again after a backoff that doubles up to
-``max_backoff_s``; meanwhile `call` raises ServerUnavailable. `stop` asks the supervisor to
+``max_backoff_s`` (and starts again from ``backoff_s`` once a connection has lasted a minute,
+so a server that dies at every start is not restarted in a tight loop); meanwhile `call` raises ServerUnavailable. `stop` asks the supervisor to
 leave normally, so the SDK's shutdown sequence runs whole; only past a deadline is it cancelled.
 
 A stdio child's environment is the SDK's short default (PATH, HOME, USER, LOGNAME, SHELL, TERM)
@@ -32,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agent.tools.mcp.config import ServerConfig
 
-__all__ = ["PROBE_TIMEOUT_S", "CallTimeout", "ServerConnection", "ServerUnavailable"]
+__all__ = ["PROBE_TIMEOUT_S", "CallTimeout", "ServerConnection", "ServerUnavailable", "retry_delay"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ PING_INTERVAL_S = 30.0
 PING_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0  # the ping after a call timed out
 STOP_TIMEOUT_S = 10.0
+STABLE_AFTER_S = 60.0  # up this long, a server's next failure backs off from the start again
 
 
 class ServerUnavailable(Exception):
@@ -170,9 +172,11 @@ class ServerConnection:
                 async with self._connected() as session:
                     if self._stopping:
                         break
-                    failures = 0
+                    up_since = asyncio.get_running_loop().time()
                     await self._watch(session)
                     cause = self._lost
+                    if asyncio.get_running_loop().time() - up_since >= STABLE_AFTER_S:
+                        failures = 0  # it ran a while: a new fault starts the backoff afresh
             except Exception as exc:  # the SDK's and the transport's errors, as one line
                 cause = self.config.scrub(describe(exc, self.config))
             finally:
@@ -182,9 +186,9 @@ class ServerConnection:
             self.state = "down"
             self.cause = cause or "the connection ended"
             self._settled.set()
-            delay = min(self._max_backoff_s, self._backoff_s * 2 ** failures)
+            delay = retry_delay(failures, self._backoff_s, self._max_backoff_s)
             failures += 1
-            log.warning("MCP server %s is down: %s; connecting again in %.0f s",
+            log.warning("MCP server %s is down: %s; connecting again in %.3g s",
                         self.name, self.cause, delay)
             self._wake.clear()
             try:
@@ -280,6 +284,11 @@ class ServerConnection:
         elif isinstance(message, Exception):
             log.warning("MCP server %s: the session reported %s", self.name,
                         self.config.scrub(describe(message, self.config)))
+
+
+def retry_delay(failures: int, backoff_s: float, max_backoff_s: float) -> float:
+    """Seconds before the next connection after ``failures`` failed ones in a row."""
+    return min(max_backoff_s, backoff_s * 2 ** min(failures, 32))
 
 
 def describe(exc: BaseException, config: ServerConfig) -> str:
