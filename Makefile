@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(PY) bench/memory_bench.py
 	$(PY) bench/retrieval_eval.py
 	$(PY) bench/bot_bench.py
+	$(PY) bench/mcp_bench.py
 
 clean:
 	rm -rf $(VENV)

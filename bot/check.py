@@ -10,6 +10,8 @@ folder or the server at CHROMA_HOST:CHROMA_PORT, and a collection of EMBEDDING_M
 vectors), embeddings (the local model loads offline and embeds, or the embeddings endpoint
 answers), the model endpoint (a one-token chat request through the openai
 client, no retries), the Discord token (GET /users/@me; skipped with no token: console mode).
+Then one line per MCP server of MCP_CONFIG (each started as the bot starts it, its
+tools listed, then stopped): its tools, or the one-line cause it failed.
 A check whose prerequisite failed is skipped and says why. Exit status 0 only when every check
 passed or was skipped for a reason that is not a failure (no token: console mode).
 
@@ -28,6 +30,7 @@ import json
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit, urlunsplit
 
@@ -276,6 +279,43 @@ async def check_discord(s: Settings) -> CheckResult:
     return _ok(name, f"accepted: logged in as {body.get('username', '?')} ({body.get('id', '?')})")
 
 
+MCP_FIX_ENTRY = "fix this server's entry in MCP_CONFIG (see deploy/README.md#mcp-tools)"
+MCP_LISTED_TOOLS = 20
+
+
+async def check_mcp(s: Settings) -> list[CheckResult]:
+    """Start every MCP server of MCP_CONFIG as the bot does, list its tools, stop it."""
+    from agent.tools.mcp import McpTools
+
+    name = "MCP servers"
+    if not s.mcp.configured:
+        return [CheckResult(name, "skip", "MCP_CONFIG is not set: no MCP tools")]
+    results = [_fail(name, cause, "fix the file, or unset MCP_CONFIG")
+               for server, cause in s.mcp.problems if not server]
+    with tempfile.TemporaryDirectory(prefix="mcp-check-") as logs:
+        async with McpTools(s.mcp, default_timeout_s=s.agent.tool_timeout_s,
+                            start_timeout_s=NETWORK_TIMEOUT_S, stderr_dir=Path(logs)) as mcp:
+            statuses = mcp.statuses()
+    if not statuses and not results:
+        return [CheckResult(name, "skip", f"{s.mcp.path} lists no servers")]
+    for status in statuses:
+        line = f"MCP {status.name}"
+        if status.state == "up":
+            shown = ", ".join(status.tools[:MCP_LISTED_TOOLS])
+            more = len(status.tools) - MCP_LISTED_TOOLS
+            results.append(_ok(line, f"{len(status.tools)} tool(s): {shown or '(none)'}"
+                                     f"{f' and {more} more' if more > 0 else ''}"))
+        elif status.state == "disabled":
+            results.append(CheckResult(line, "skip", 'disabled ("enabled": false)'))
+        elif status.state == "invalid":
+            results.append(_fail(line, status.cause or "invalid entry", MCP_FIX_ENTRY))
+        else:
+            results.append(_fail(line, status.cause or "it did not come up",
+                                 "check its command or URL (run a stdio server's command by hand "
+                                 "to see its error)"))
+    return results
+
+
 # -- running them --------------------------------------------------------------------------
 
 
@@ -292,6 +332,7 @@ async def _collect(settings: Settings) -> list[CheckResult]:
     results.append(await check_embeddings(settings))
     results.append(await check_model(settings))
     results.append(await check_discord(settings))
+    results += await check_mcp(settings)
     return results
 
 

@@ -18,6 +18,11 @@ Bot variables (empty values count as unset):
     SHARD_IDS              comma-separated shard ids this process runs (needs SHARD_COUNT)
     TURN_TIMEOUT_S         a whole turn's time limit in seconds (default 180)
     SHUTDOWN_TIMEOUT_S     on SIGTERM/SIGINT, seconds running turns get to finish (default 60)
+    MCP_CONFIG             a JSON file of MCP servers ({"mcpServers": {...}}; unset: none)
+
+MCP_CONFIG is read here, once: what is wrong inside the file (bad JSON, an unknown key, an unset
+${VAR}) does not stop start-up; it is kept in ``Settings.mcp.problems``, logged at start-up and
+shown by `python -m bot check`, and the bot runs without those servers.
 
 The agent's variables are read by agent.config, memory's by memory.config, the bot's own with
 the shared envsettings readers (why those and not pydantic: see its docstring); their errors
@@ -34,6 +39,7 @@ from dataclasses import dataclass, field
 
 from agent.config import AgentSettings, load_agent_settings
 from agent.errors import ConfigError as AgentConfigError
+from agent.tools.mcp.config import McpConfig, read_mcp_config
 from bot.errors import ConfigError
 from envsettings import (
     SettingError,
@@ -82,6 +88,7 @@ class Settings:
     shard_ids: tuple[int, ...] | None = None
     turn_timeout_s: float = 180.0
     shutdown_timeout_s: float = 60.0
+    mcp: McpConfig = field(default_factory=McpConfig)
 
     @property
     def has_discord_token(self) -> bool:
@@ -154,6 +161,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         shard_ids=shard_ids,
         turn_timeout_s=read_float(env, "TURN_TIMEOUT_S", 180.0, low=0.0, positive=True),
         shutdown_timeout_s=read_float(env, "SHUTDOWN_TIMEOUT_S", 60.0, low=0.0),
+        mcp=read_mcp_config(read_str(env, "MCP_CONFIG", None), env),
     )
 
 

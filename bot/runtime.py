@@ -6,9 +6,14 @@
 Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
 TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, or the Chroma
 server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the ToolRegistry with
-the built-in tools; the LLMClient; the Agent; the TurnPipeline. A store that cannot open raises
-memory's StoreUnavailable / SchemaVersionError (one clear line, shown by bot.__main__), after
-closing whatever was already open. Used by the console chat and the Discord client alike.
+the built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
+server started, listed and kept connected in the background; one that fails is logged and left
+out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
+Agent; the TurnPipeline. When a server's tool list changes (it came up, or it sent
+notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, then MCP tools
+(the pipeline's context budget keeps the catalog size it had at start-up). A store that cannot
+open raises memory's StoreUnavailable / SchemaVersionError (one clear line, shown by
+bot.__main__), after closing whatever was already open. Used by the console chat and the Discord client alike.
 With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
 then once a day by a background task (stopped on close).
 
@@ -29,6 +34,7 @@ import httpx
 from agent.llm import LLMClient
 from agent.loop import Agent
 from agent.tools.builtin import register_builtin_tools
+from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
 from bot.config import Settings
 from bot.pipeline import TurnPipeline
@@ -66,6 +72,8 @@ class Runtime:
         self.user_memory: UserMemory
         self.http: httpx.AsyncClient
         self.tools: ToolRegistry
+        self.mcp: McpTools
+        self._builtin_tools: ToolRegistry
         self.llm: Any
         self.agent: Agent
         self.pipeline: TurnPipeline
@@ -89,8 +97,13 @@ class Runtime:
             stack.push_async_callback(self.user_memory.close)
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
-            self.tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
-            register_builtin_tools(self.tools, s.agent, self.http)
+            self._builtin_tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
+            register_builtin_tools(self._builtin_tools, s.agent, self.http)
+            self.mcp = await stack.enter_async_context(McpTools(
+                s.mcp, default_timeout_s=s.agent.tool_timeout_s,
+                max_observation_chars=self._builtin_tools.max_observation_chars,
+                on_change=self._mcp_tools_changed, stderr_dir=s.memory.data_dir / "mcp-logs"))
+            self.tools = self._builtin_tools.merged(self.mcp.registry())
             if self._llm_given is not None:
                 self.llm = self._llm_given
             else:
@@ -112,6 +125,13 @@ class Runtime:
                  s.memory.data_dir, self.user_memory.where, s.agent.model, s.agent.protocol,
                  ", ".join(self.tools.names()))
         return self
+
+    def _mcp_tools_changed(self) -> None:
+        """A server came up or changed its tools: the agent's next runs see the new list."""
+        self.tools = self._builtin_tools.merged(self.mcp.registry())
+        if hasattr(self, "agent"):  # not yet while the runtime opens
+            self.agent.tools = self.tools
+        log.info("tools now: %s", ", ".join(self.tools.names()))
 
     async def prune_buffer(self) -> int:
         """Delete channel messages older than BUFFER_RETENTION_DAYS (0: keep all); how many."""

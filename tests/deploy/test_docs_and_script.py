@@ -22,6 +22,7 @@ SETTINGS = [
     ("AGENT_MAX_STEPS", "8"), ("TOOL_TIMEOUT_S", "15"), ("TURN_TIMEOUT_S", "180"),
     ("SHUTDOWN_TIMEOUT_S", "60"),
     ("SEARXNG_URL", None),
+    ("MCP_CONFIG", None),
     ("OPEN_METEO_GEOCODING_URL", "https://geocoding-api.open-meteo.com/v1/search"),
     ("OPEN_METEO_FORECAST_URL", "https://api.open-meteo.com/v1/forecast"),
     ("DATA_DIR", "./data"), ("CHROMA_HOST", None), ("CHROMA_PORT", "8000"),
