@@ -12,10 +12,13 @@ Platform-free, shared by the console chat and the Discord front end. The path of
 3. Read the channel's buffer window, recall the person's memories for this place, fit all of
    it to MAX_CONTEXT_TOKENS (bot.context_budget), run the agent with per-turn memory tools,
    streaming every event to ``on_event`` (a failing callback is logged, never fatal).
-4. Persist, so that no half turn is kept: first the exchange (and facts the person asked to
-   keep) to semantic memory (writes of concurrent turns coalesced into one add_many), then
-   the user message + answer (buffer) and the trace in ONE SQLite transaction; if that
-   transaction fails the memory items just added are deleted again. Question and answer are
+4. Persist, so that no half turn is kept: first the memory write is announced in SQLite
+   (memory.write_log), then the exchange (and facts the person asked to keep) goes to
+   semantic memory (writes of concurrent turns coalesced into one add_many), then the user
+   message + answer (buffer), the trace and the settling of the announcement in ONE SQLite
+   transaction; if that transaction fails the memory items just added are deleted again. An
+   announcement left unsettled (a crash between the stores, an add that timed out yet
+   landed) is undone by bot.reconcile at start-up. Question and answer are
    stored together at the end of the turn (same time, in order), so the buffer holds whole
    exchanges in the order the channel answered them. A model or store failure stores nothing
    and returns one sentence (bot.errors). A turn cancelled while storing finishes storing.
@@ -55,6 +58,7 @@ from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, scope_for
 from memory.tokens import estimate_tokens
 from memory.traces import TraceRecord
+from memory.write_log import MemoryWriteLog
 
 __all__ = ["EventCallback", "TurnPipeline", "exchange_item"]
 
@@ -155,6 +159,8 @@ class TurnPipeline:
         self._traces = traces
         self._db = db
         self._memory = user_memory
+        self._writes = MemoryWriteLog(db)
+        self._storing: set[str] = set()  # trace ids of turns between announce and settle
         self._settings = settings
         self._clock = clock
         self._now = now
@@ -327,13 +333,26 @@ class TurnPipeline:
         answer = end.answer.strip() or sentence_for(end.outcome)
         when = self._now()
         added: list[str] = []
-        if answered:
-            text, meta = exchange_item(req, question, answer, trace_id)
-            place = scope_for(req.guild_id)
-            items = [(req.user_id, text, meta, place)]
-            items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
-                                           "kind": "fact"}, place) for fact in facts]
-            added = await self._adder.add_many(items)
+        self._storing.add(trace_id)
+        try:
+            if answered:
+                text, meta = exchange_item(req, question, answer, trace_id)
+                place = scope_for(req.guild_id)
+                items = [(req.user_id, text, meta, place)]
+                items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
+                                               "kind": "fact"}, place) for fact in facts]
+                await self._writes.announce(trace_id, req.user_id, when)
+                # A failed add stays announced: one that timed out may still land (reconcile).
+                added = await self._adder.add_many(items)
+            await self._store_turn(req, question, answer, end, events, trace_id, when, added)
+        finally:
+            self._storing.discard(trace_id)
+
+    async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
+                          events: Sequence[AgentEvent], trace_id: str, when: datetime,
+                          added: list[str]) -> None:
+        """Buffer rows, trace and the settling of the memory write: one SQLite transaction."""
+        answered = end.outcome == "answered"
         record = TraceRecord(
             trace_id=trace_id, channel_id=req.channel_id, guild_id=req.guild_id,
             user_id=req.user_id, question=question, events=[e.to_dict() for e in events],
@@ -354,18 +373,25 @@ class TurnPipeline:
                                         author_id="assistant", author_name="assistant",
                                         role="assistant", content=answer, created_at=when),
                     ])
+                    await self._writes.settle(trace_id)
                 await self._traces.save(record)
         except BaseException:
-            await self._undo_memory(req.user_id, added)
+            if answered and await self._undo_memory(req.user_id, added):
+                with contextlib.suppress(Exception):  # left announced, the reconcile settles it
+                    await self._writes.settle(trace_id)
             raise
 
-    async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> None:
+    async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
+        """Delete the items just added; True when every one is gone."""
+        undone = True
         for item_id in item_ids:
             try:
                 await self._memory.delete(user_id, item_id)
             except Exception:
-                log.error("could not undo memory item %s of user %s after a failed turn",
-                          item_id, user_id, exc_info=True)
+                undone = False
+                log.error("could not undo memory item %s of user %s after a failed turn; "
+                          "the start-up reconcile will", item_id, user_id, exc_info=True)
+        return undone
 
     def _failure(self, kind: str, started: float, events: Sequence[AgentEvent],
                  memories_used: int) -> TurnResult:
@@ -445,6 +471,11 @@ class TurnPipeline:
     @property
     def turns_in_flight(self) -> int:
         return self._in_flight
+
+    @property
+    def storing(self) -> frozenset[str]:
+        """Trace ids of the turns storing right now (their memory writes are not left over)."""
+        return frozenset(self._storing)
 
     # -- traces ---------------------------------------------------------------------------
 
