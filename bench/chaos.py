@@ -1,7 +1,9 @@
-"""Chaos bench: the real `python -m bot run` against loopback fakes, under crashes.
+"""Chaos bench: the real `python -m bot run` against loopback fakes, under crashes and hostile input.
 
     python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns
     python bench/chaos.py kill --bot-tree ../main   # the same against another checkout's bot
+    python bench/chaos.py hostile              # part 2: fuzzed payloads, injection, forged ids
+    python bench/chaos.py all
 
 Every part prints what it did and the table the issue asks for: turns, lost, duplicated,
 out of order, integrity, leaks, pings, crashes (all zero but the turns). The run's files (the
@@ -23,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.chaos_hostile import run_hostile  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
 from bench.chaos_world import REPO  # noqa: E402
 
@@ -51,9 +54,30 @@ async def _kill(args: argparse.Namespace, root: Path) -> dict[str, int]:
     return report.table()
 
 
+async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
+    started = time.monotonic()
+    report = await run_hostile(root / "hostile", bot_tree=args.bot_tree)
+    print(f"hostile input: {report.cases} fuzzed payloads in {time.monotonic() - started:.0f} s; "
+          f"left unanswered, all payloads no real gateway sends: {len(report.dropped)} (of which "
+          f"{report.parse_drops} discord.py could not parse, dropped with a log line)")
+    for name in report.dropped:
+        print(f"  not answered: {name}")
+    for name in report.real_unanswered:
+        print(f"  UNANSWERED: {name}")
+    print(f"  injection obeyed by the model: {report.injected_pings_written} answer(s) wrote "
+          f"@everyone/role/user mentions, {report.foreign_recalls_refused} memory-tool call(s) "
+          f"naming another user were refused by the tool's schema")
+    print(f"  pings: {report.pings}; secrets shown to another person: {report.secret_leaks}; memory "
+          f"filed under the wrong person: {report.memory_leaks}; other people's traces posted: "
+          f"{report.other_trace_shown}; interactions unanswered: {report.unanswered_interactions}")
+    for line in report.our_errors:
+        print(f"  ERROR LOGGED: {line[:300]}")
+    return report.table()
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/chaos.py", description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("kill",))
+    parser.add_argument("part", choices=("kill", "hostile", "all"))
     parser.add_argument("--kills", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=None)
@@ -63,8 +87,10 @@ async def main(argv: list[str] | None = None) -> int:
     rows: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
         root = args.workdir or Path(tmp)
-        if args.part == "kill":
+        if args.part in ("kill", "all"):
             rows["kill -9"] = await _kill(args, root)
+        if args.part in ("hostile", "all"):
+            rows["hostile"] = await _hostile(args, root)
     print()
     print(format_table(rows))
     return 0

@@ -50,7 +50,7 @@ class KillReport:
     out_of_order: int = 0       # channels whose stored questions are not in asking order
     integrity: int = 0          # integrity_check failures (after every kill and at the end)
     torn: int = 0               # buffer rows not in a whole (question, answer) pair
-    leaks: int = 0              # items without their turn + answered turns without their item
+    leaks: int = 0              # memory items not matching their turn (MemoryState.leaks)
     unsettled: int = 0          # memory writes still announced at the end
     pings: int = 0
     crashes: int = 0            # exits nobody asked for
@@ -175,8 +175,7 @@ async def run_kills(root: Path, kills: int, *, seed: int = 1, bot_tree: Path = R
         report.integrity += disk.integrity != "ok"
         report.torn += disk.torn_turns
         report.unsettled = disk.unsettled_writes
-        report.leaks = (sum(1 for t in memory.items_by_trace if t not in disk.answered_traces)
-                        + sum(1 for t in disk.answered_traces if memory.exchanges.get(t) != 1))
+        report.leaks = memory.leaks(disk)
         for n, messages in asked.items():
             answers = [len(_answered(world, m, n)) for m in messages]
             report.turns += any(answers)

@@ -173,6 +173,7 @@ class DiskState:
     torn_turns: int                # buffer rows not in whole (question, answer) pairs
     turns: dict[str, list[str]]    # channel -> the questions stored, in buffer order
     answered_traces: set[str]      # trace ids of answered turns
+    trace_users: dict[str, str]    # trace id -> who asked
     unsettled_writes: int          # announced memory writes not settled (memory.write_log; 0 without one)
 
 
@@ -184,6 +185,7 @@ def read_disk(data_dir: Path) -> DiskState:
         rows = conn.execute("SELECT channel_id, role, content, created_at_us FROM buffer_messages"
                             " ORDER BY id").fetchall()
         answered = {r[0] for r in conn.execute("SELECT trace_id FROM traces WHERE outcome = 'answered'")}
+        trace_users = dict(conn.execute("SELECT trace_id, user_id FROM traces").fetchall())
         has_log = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_writes'").fetchone()
         unsettled = conn.execute("SELECT count(*) FROM memory_writes").fetchone()[0] if has_log else 0
     finally:
@@ -203,7 +205,7 @@ def read_disk(data_dir: Path) -> DiskState:
             else:
                 torn += 1
                 i += 1
-    return DiskState(integrity, torn, turns, answered, unsettled)
+    return DiskState(integrity, torn, turns, answered, trace_users, unsettled)
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,14 @@ class MemoryState:
 
     items_by_trace: dict[str, int]   # trace id -> items of any kind with it
     exchanges: dict[str, int]        # trace id -> exchange items with it
+    owners: dict[str, set[str]]      # trace id -> the user ids its items are filed under
+
+    def leaks(self, disk: DiskState) -> int:
+        """Items without their answered turn, answered turns without exactly one exchange
+        item, and items filed under someone other than the person who asked."""
+        return (sum(1 for t in self.items_by_trace if t not in disk.answered_traces)
+                + sum(1 for t in disk.answered_traces if self.exchanges.get(t) != 1)
+                + sum(1 for t, users in self.owners.items() if users != {disk.trace_users.get(t)}))
 
 
 _READ_CHROMA = """
@@ -220,7 +230,7 @@ from chromadb.config import Settings
 client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
 names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
 metas = client.get_collection(sys.argv[2]).get(include=["metadatas"])["metadatas"] if sys.argv[2] in names else []
-print(json.dumps([[m.get("trace_id"), m.get("kind")] for m in metas if m]))
+print(json.dumps([[m.get("trace_id"), m.get("kind"), m.get("user_id")] for m in metas if m]))
 """
 
 
@@ -235,7 +245,9 @@ async def read_memory(data_dir: Path, collection: str = "user_memory") -> Memory
         raise RuntimeError(f"reading the Chroma folder failed: {err.decode()[-2000:]}")
     items: Counter[str] = Counter()
     exchanges: Counter[str] = Counter()
-    for trace_id, kind in json.loads(out):
+    owners: dict[str, set[str]] = {}
+    for trace_id, kind, user_id in json.loads(out):
         items[trace_id] += 1
         exchanges[trace_id] += kind == "exchange"
-    return MemoryState(dict(items), dict(exchanges))
+        owners.setdefault(trace_id, set()).add(user_id)
+    return MemoryState(dict(items), dict(exchanges), owners)

@@ -2,7 +2,8 @@
 
 Platform-free, shared by the console chat and the Discord front end. The path of a turn:
 
-1. Refuse empty text (nothing stored) and a person who asks again within USER_COOLDOWN_S
+1. Refuse empty text (nothing stored; text of only invisible marks, zero-width or bidi, is
+   empty too) and a person who asks again within USER_COOLDOWN_S
    (a polite sentence, not queued).
 2. Take the channel's lock, then a slot of the global MAX_CONCURRENT_TURNS semaphore. The lock
    comes first so that a queue of one busy channel waits without holding slots other channels
@@ -37,6 +38,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+import unicodedata
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -87,6 +89,12 @@ def exchange_item(req: TurnRequest, question: str, answer: str,
     q = question if len(question) <= EXCHANGE_QUESTION_CHARS else question[:EXCHANGE_QUESTION_CHARS] + " [...]"
     a = answer if len(answer) <= EXCHANGE_ANSWER_CHARS else answer[:EXCHANGE_ANSWER_CHARS] + " [...]"
     return q, {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange", "answer": a}
+
+
+def has_visible_text(text: str) -> bool:
+    """False for text of only whitespace and invisible format characters (zero-width, bidi
+    marks: Unicode category Cf): nothing to answer, and nothing the memory would store."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
 
 
 @dataclass(slots=True)
@@ -189,7 +197,7 @@ class TurnPipeline:
         """Answer one request; never raises for model or store failures (only on cancel)."""
         started = self._clock()
         question = req.text.strip()
-        if not question:
+        if not has_visible_text(question):
             return self._refusal("empty", started)
         if not self._accepting:
             return self._refusal("shutting_down", started)
@@ -340,7 +348,8 @@ class TurnPipeline:
                 place = scope_for(req.guild_id)
                 items = [(req.user_id, text, meta, place)]
                 items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
-                                               "kind": "fact"}, place) for fact in facts]
+                                               "kind": "fact"}, place)
+                          for fact in facts if has_visible_text(fact)]  # an invisible one is refused
                 await self._writes.announce(trace_id, req.user_id, when)
                 # A failed add stays announced: one that timed out may still land (reconcile).
                 added = await self._adder.add_many(items)
