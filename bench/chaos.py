@@ -3,6 +3,7 @@
     python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns
     python bench/chaos.py kill --bot-tree ../main   # the same against another checkout's bot
     python bench/chaos.py hostile              # part 2: fuzzed payloads, injection, forged ids
+    python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full
     python bench/chaos.py all
 
 Every part prints what it did and the table the issue asks for: turns, lost, duplicated,
@@ -25,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
 from bench.chaos_world import REPO  # noqa: E402
@@ -75,9 +77,26 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
     return report.table()
 
 
+async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
+    started = time.monotonic()
+    report = await run_faults(root / "faults", burst=args.burst, bot_tree=args.bot_tree)
+    print(f"faults: {report.questions} questions in {time.monotonic() - started:.0f} s; model faults "
+          f"served: " + ", ".join(f"{k} {v}" for k, v in sorted(report.faults_served.items())))
+    print(f"  answered {report.answered}; one sentence instead {sum(report.sentences.values())}; "
+          f"slowest reply {report.slowest_s:.1f} s (TURN_TIMEOUT_S 15 s); late {report.late}; "
+          f"neither answer nor sentence {report.dishonest}")
+    for sentence, count in sorted(report.sentences.items()):
+        print(f"    {count} x {sentence!r}")
+    print(f"  gateway dropped mid-turn {report.gateway_drops} times, resumed {report.resumes} times")
+    print(f"  disk full: {report.disk_full_stored} turns stored whole, {report.disk_full_refused} "
+          f"refused with a sentence, {report.disk_full_log_lines} log line(s) naming the full disk")
+    return report.table()
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/chaos.py", description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("kill", "hostile", "all"))
+    parser.add_argument("part", choices=("kill", "hostile", "faults", "all"))
+    parser.add_argument("--burst", type=int, default=3, help="model faults in a row, per kind")
     parser.add_argument("--kills", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=None)
@@ -91,6 +110,8 @@ async def main(argv: list[str] | None = None) -> int:
             rows["kill -9"] = await _kill(args, root)
         if args.part in ("hostile", "all"):
             rows["hostile"] = await _hostile(args, root)
+        if args.part in ("faults", "all"):
+            rows["faults"] = await _faults(args, root)
     print()
     print(format_table(rows))
     return 0
