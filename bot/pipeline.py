@@ -53,6 +53,7 @@ from agent.tools.registry import ToolContext
 from bot.config import Settings
 from bot.context_budget import fit_context
 from bot.errors import sentence_for
+from bot.health import HealthLog
 from bot.memory_tools import MemoryTools, format_memory_line
 from bot.requests import TurnRequest, TurnResult
 from memory.buffer import BufferedMessage
@@ -181,6 +182,8 @@ class TurnPipeline:
         self._last_turn: dict[str, float] = {}
         self._accepting = True
         self._in_flight = 0
+        self._running = 0  # turns holding a slot of the semaphore
+        self.health = HealthLog()
         self._turn_tasks: set[asyncio.Task[Any]] = set()
         self._abandoned: set[asyncio.Task[Any]] = set()
         self._idle = asyncio.Event()
@@ -212,7 +215,11 @@ class TurnPipeline:
         try:
             async with self._channel_lock(req.channel_id), self._semaphore:
                 queued_ms = (self._clock() - started) * 1000.0
-                result = await self._turn(req, question, on_event, started)
+                self._running += 1
+                try:
+                    result = await self._turn(req, question, on_event, started)
+                finally:
+                    self._running -= 1
             result = dataclasses.replace(result, queued_ms=queued_ms)
         except asyncio.CancelledError:
             if task not in self._abandoned:
@@ -225,6 +232,7 @@ class TurnPipeline:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
+        self.health.record(result.error_kind)
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
                  result.steps, result.total_tokens, result.elapsed_ms, result.queued_ms,
@@ -480,6 +488,11 @@ class TurnPipeline:
     @property
     def turns_in_flight(self) -> int:
         return self._in_flight
+
+    @property
+    def turns_queued(self) -> int:
+        """Turns waiting for their channel's earlier turns or for a free slot."""
+        return self._in_flight - self._running
 
     @property
     def storing(self) -> frozenset[str]:

@@ -12,7 +12,8 @@ closing whatever was already open. Used by the console chat and the Discord clie
 With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
 then once a day by a background task (stopped on close). Memory writes whose turn was never
 stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
-for those older than RECONCILE_GRACE_S (bot.reconcile).
+for those older than RECONCILE_GRACE_S (bot.reconcile). While turns fail or queue up, one health
+line a minute at most (bot.health).
 
 Part of bot/.
 """
@@ -33,6 +34,7 @@ from agent.loop import Agent
 from agent.tools.builtin import register_builtin_tools
 from agent.tools.registry import ToolRegistry
 from bot.config import Settings
+from bot.health import HEALTH_INTERVAL_S
 from bot.pipeline import TurnPipeline
 from bot.reconcile import reconcile_memory
 from memory.buffer import ChannelBuffer
@@ -60,9 +62,11 @@ class Runtime:
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
-                 prune_interval_s: float = PRUNE_INTERVAL_S) -> None:
+                 prune_interval_s: float = PRUNE_INTERVAL_S,
+                 health_interval_s: float = HEALTH_INTERVAL_S) -> None:
         self.settings = settings
         self._prune_interval_s = prune_interval_s
+        self._health_interval_s = health_interval_s
         self._embedder = embedder
         self._llm_given = llm
         self._stack: AsyncExitStack | None = None
@@ -113,6 +117,8 @@ class Runtime:
                             undone)
             sweeper = asyncio.create_task(self._sweep_writes(), name="memory-reconcile")
             stack.push_async_callback(_cancel, sweeper)
+            health = asyncio.create_task(self._log_health(), name="health-line")
+            stack.push_async_callback(_cancel, health)
             if s.memory.buffer_retention_days > 0:
                 await self.prune_buffer()
                 pruner = asyncio.create_task(self._prune_daily(), name="buffer-retention")
@@ -140,6 +146,13 @@ class Runtime:
                 await self.prune_buffer()
             except Exception:
                 log.exception("pruning the channel buffer failed; trying again next time")
+
+    async def _log_health(self) -> None:
+        while True:
+            await asyncio.sleep(self._health_interval_s)
+            p = self.pipeline
+            if text := p.health.line(queued=p.turns_queued, in_flight=p.turns_in_flight):
+                log.warning("%s", text)
 
     async def _sweep_writes(self) -> None:
         while True:
