@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(PY) bench/memory_bench.py
 	$(PY) bench/retrieval_eval.py
 	$(PY) bench/bot_bench.py
+	$(PY) bench/chaos.py all
 
 clean:
 	rm -rf $(VENV)

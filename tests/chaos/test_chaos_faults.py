@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.chaos_faults import run_faults
 from tests.fakes.flaky_model import FAULT_KINDS
+
+pytestmark = pytest.mark.slow  # starts the real bot process
 
 
 async def test_faults_give_one_reply_in_time_and_keep_the_file_whole(tmp_path: Path) -> None:

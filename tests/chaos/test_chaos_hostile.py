@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.chaos_hostile import FUZZ_CASES, run_hostile
+
+pytestmark = pytest.mark.slow  # starts the real bot process
 
 
 async def test_hostile_input_never_crashes_pings_leaks_or_goes_unanswered(tmp_path: Path) -> None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.chaos_kill import PHASES, run_kills
+
+pytestmark = pytest.mark.slow  # starts the real bot process
 
 
 async def test_a_kill_in_every_phase_of_a_turn_loses_tears_and_leaks_nothing(tmp_path: Path) -> None:
