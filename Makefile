@@ -49,10 +49,12 @@ endif
 
 bench: $(STAMP)
 	$(PY) bench/agent_bench.py
+	$(PY) bench/parser_eval.py
 	$(PY) bench/memory_bench.py
 	$(PY) bench/retrieval_eval.py
 	$(PY) bench/bot_bench.py
 	$(PY) bench/mcp_bench.py
+	$(PY) bench/chaos.py all
 
 clean:
 	rm -rf $(VENV)

@@ -155,15 +155,20 @@ async def check_sqlite(s: Settings) -> CheckResult:
     name = "SQLite schema"
     path = s.memory.sqlite_path
     try:
-        async with Database.open(path):
-            pass
+        async with Database.open(path) as db:
+            problems = await db.integrity_check()
     except SchemaVersionError as exc:
         return _fail(name, _short(exc), "run the newer version of the bot that wrote this file, "
                                         "or restore a backup made with this version")
     except MemoryStoreError as exc:
         return _fail(name, _short(exc), f"check that {path} is a SQLite file the bot's user may "
                                         "read and write, and that the disk is not full")
-    return _ok(name, f"{path} at schema version {SCHEMA_VERSION}")
+    if problems:
+        return _fail(name, f"{path} fails its integrity check: {' '.join(problems[0].split())[:300]}"
+                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                     "stop the bot and restore the latest backup (deploy/README.md); "
+                     "`sqlite3 bot.sqlite3 .recover` can save what is readable")
+    return _ok(name, f"{path} at schema version {SCHEMA_VERSION}, integrity ok")
 
 
 async def check_chroma(s: Settings) -> CheckResult:

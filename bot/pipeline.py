@@ -2,7 +2,8 @@
 
 Platform-free, shared by the console chat and the Discord front end. The path of a turn:
 
-1. Refuse empty text (nothing stored) and a person who asks again within USER_COOLDOWN_S
+1. Refuse empty text (nothing stored; text of only invisible marks, zero-width or bidi, is
+   empty too) and a person who asks again within USER_COOLDOWN_S
    (a polite sentence, not queued).
 2. Take the channel's lock, then a slot of the global MAX_CONCURRENT_TURNS semaphore. The lock
    comes first so that a queue of one busy channel waits without holding slots other channels
@@ -12,10 +13,13 @@ Platform-free, shared by the console chat and the Discord front end. The path of
 3. Read the channel's buffer window, recall the person's memories for this place, fit all of
    it to MAX_CONTEXT_TOKENS (bot.context_budget), run the agent with per-turn memory tools,
    streaming every event to ``on_event`` (a failing callback is logged, never fatal).
-4. Persist, so that no half turn is kept: first the exchange (and facts the person asked to
-   keep) to semantic memory (writes of concurrent turns coalesced into one add_many), then
-   the user message + answer (buffer) and the trace in ONE SQLite transaction; if that
-   transaction fails the memory items just added are deleted again. Question and answer are
+4. Persist, so that no half turn is kept: first the memory write is announced in SQLite
+   (memory.write_log), then the exchange (and facts the person asked to keep) goes to
+   semantic memory (writes of concurrent turns coalesced into one add_many), then the user
+   message + answer (buffer), the trace and the settling of the announcement in ONE SQLite
+   transaction; if that transaction fails the memory items just added are deleted again. An
+   announcement left unsettled (a crash between the stores, an add that timed out yet
+   landed) is undone by bot.reconcile at start-up. Question and answer are
    stored together at the end of the turn (same time, in order), so the buffer holds whole
    exchanges in the order the channel answered them. A model or store failure stores nothing
    and returns one sentence (bot.errors). A turn cancelled while storing finishes storing.
@@ -34,6 +38,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+import unicodedata
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -48,6 +53,7 @@ from agent.tools.registry import ToolContext
 from bot.config import Settings
 from bot.context_budget import fit_context
 from bot.errors import sentence_for
+from bot.health import HealthLog
 from bot.memory_tools import MemoryTools, format_memory_line
 from bot.requests import TurnRequest, TurnResult
 from memory.buffer import BufferedMessage
@@ -55,6 +61,7 @@ from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, scope_for
 from memory.tokens import estimate_tokens
 from memory.traces import TraceRecord
+from memory.write_log import MemoryWriteLog
 
 __all__ = ["EventCallback", "TurnPipeline", "exchange_item"]
 
@@ -83,6 +90,12 @@ def exchange_item(req: TurnRequest, question: str, answer: str,
     q = question if len(question) <= EXCHANGE_QUESTION_CHARS else question[:EXCHANGE_QUESTION_CHARS] + " [...]"
     a = answer if len(answer) <= EXCHANGE_ANSWER_CHARS else answer[:EXCHANGE_ANSWER_CHARS] + " [...]"
     return q, {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange", "answer": a}
+
+
+def has_visible_text(text: str) -> bool:
+    """False for text of only whitespace and invisible format characters (zero-width, bidi
+    marks: Unicode category Cf): nothing to answer, and nothing the memory would store."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
 
 
 @dataclass(slots=True)
@@ -155,6 +168,8 @@ class TurnPipeline:
         self._traces = traces
         self._db = db
         self._memory = user_memory
+        self._writes = MemoryWriteLog(db)
+        self._storing: set[str] = set()  # trace ids of turns between announce and settle
         self._settings = settings
         self._clock = clock
         self._now = now
@@ -167,6 +182,8 @@ class TurnPipeline:
         self._last_turn: dict[str, float] = {}
         self._accepting = True
         self._in_flight = 0
+        self._running = 0  # turns holding a slot of the semaphore
+        self.health = HealthLog()
         self._turn_tasks: set[asyncio.Task[Any]] = set()
         self._abandoned: set[asyncio.Task[Any]] = set()
         self._idle = asyncio.Event()
@@ -183,7 +200,7 @@ class TurnPipeline:
         """Answer one request; never raises for model or store failures (only on cancel)."""
         started = self._clock()
         question = req.text.strip()
-        if not question:
+        if not has_visible_text(question):
             return self._refusal("empty", started)
         if not self._accepting:
             return self._refusal("shutting_down", started)
@@ -198,7 +215,11 @@ class TurnPipeline:
         try:
             async with self._channel_lock(req.channel_id), self._semaphore:
                 queued_ms = (self._clock() - started) * 1000.0
-                result = await self._turn(req, question, on_event, started)
+                self._running += 1
+                try:
+                    result = await self._turn(req, question, on_event, started)
+                finally:
+                    self._running -= 1
             result = dataclasses.replace(result, queued_ms=queued_ms)
         except asyncio.CancelledError:
             if task not in self._abandoned:
@@ -211,6 +232,7 @@ class TurnPipeline:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
+        self.health.record(result.error_kind)
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
                  result.steps, result.total_tokens, result.elapsed_ms, result.queued_ms,
@@ -328,13 +350,27 @@ class TurnPipeline:
         answer = end.answer.strip() or sentence_for(end.outcome)
         when = self._now()
         added: list[str] = []
-        if answered:
-            text, meta = exchange_item(req, question, answer, trace_id)
-            place = scope_for(req.guild_id)
-            items = [(req.user_id, text, meta, place)]
-            items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
-                                           "kind": "fact"}, place) for fact in facts]
-            added = await self._adder.add_many(items)
+        self._storing.add(trace_id)
+        try:
+            if answered:
+                text, meta = exchange_item(req, question, answer, trace_id)
+                place = scope_for(req.guild_id)
+                items = [(req.user_id, text, meta, place)]
+                items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
+                                               "kind": "fact"}, place)
+                          for fact in facts if has_visible_text(fact)]  # an invisible one is refused
+                await self._writes.announce(trace_id, req.user_id, when)
+                # A failed add stays announced: one that timed out may still land (reconcile).
+                added = await self._adder.add_many(items)
+            await self._store_turn(req, question, answer, end, events, trace_id, when, added)
+        finally:
+            self._storing.discard(trace_id)
+
+    async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
+                          events: Sequence[AgentEvent], trace_id: str, when: datetime,
+                          added: list[str]) -> None:
+        """Buffer rows, trace and the settling of the memory write: one SQLite transaction."""
+        answered = end.outcome == "answered"
         record = TraceRecord(
             trace_id=trace_id, channel_id=req.channel_id, guild_id=req.guild_id,
             user_id=req.user_id, question=question, events=[e.to_dict() for e in events],
@@ -355,18 +391,25 @@ class TurnPipeline:
                                         author_id="assistant", author_name="assistant",
                                         role="assistant", content=answer, created_at=when),
                     ])
+                    await self._writes.settle(trace_id)
                 await self._traces.save(record)
         except BaseException:
-            await self._undo_memory(req.user_id, added)
+            if answered and await self._undo_memory(req.user_id, added):
+                with contextlib.suppress(Exception):  # left announced, the reconcile settles it
+                    await self._writes.settle(trace_id)
             raise
 
-    async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> None:
+    async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
+        """Delete the items just added; True when every one is gone."""
+        undone = True
         for item_id in item_ids:
             try:
                 await self._memory.delete(user_id, item_id)
             except Exception:
-                log.error("could not undo memory item %s of user %s after a failed turn",
-                          item_id, user_id, exc_info=True)
+                undone = False
+                log.error("could not undo memory item %s of user %s after a failed turn; "
+                          "the start-up reconcile will", item_id, user_id, exc_info=True)
+        return undone
 
     def _failure(self, kind: str, started: float, events: Sequence[AgentEvent],
                  memories_used: int) -> TurnResult:
@@ -446,6 +489,16 @@ class TurnPipeline:
     @property
     def turns_in_flight(self) -> int:
         return self._in_flight
+
+    @property
+    def turns_queued(self) -> int:
+        """Turns waiting for their channel's earlier turns or for a free slot."""
+        return self._in_flight - self._running
+
+    @property
+    def storing(self) -> frozenset[str]:
+        """Trace ids of the turns storing right now (their memory writes are not left over)."""
+        return frozenset(self._storing)
 
     # -- traces ---------------------------------------------------------------------------
 

@@ -15,7 +15,10 @@ notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, th
 open raises memory's StoreUnavailable / SchemaVersionError (one clear line, shown by
 bot.__main__), after closing whatever was already open. Used by the console chat and the Discord client alike.
 With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
-then once a day by a background task (stopped on close).
+then once a day by a background task (stopped on close). Memory writes whose turn was never
+stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
+for those older than RECONCILE_GRACE_S (bot.reconcile). While turns fail or queue up, one health
+line a minute at most (bot.health).
 
 Part of bot/.
 """
@@ -37,12 +40,15 @@ from agent.tools.builtin import register_builtin_tools
 from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
 from bot.config import Settings
+from bot.health import HEALTH_INTERVAL_S
 from bot.pipeline import TurnPipeline
+from bot.reconcile import reconcile_memory
 from memory.buffer import ChannelBuffer
 from memory.database import Database
 from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory
 from memory.traces import TraceStore
+from memory.write_log import MemoryWriteLog
 
 __all__ = ["Runtime"]
 
@@ -50,6 +56,8 @@ log = logging.getLogger(__name__)
 
 TOOL_HTTP_TIMEOUT_S = 10.0
 PRUNE_INTERVAL_S = 24 * 3600.0
+RECONCILE_INTERVAL_S = 300.0
+RECONCILE_GRACE_S = 600.0  # far past any memory-store timeout: an add given up has landed or never will
 
 
 class Runtime:
@@ -60,9 +68,11 @@ class Runtime:
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
-                 prune_interval_s: float = PRUNE_INTERVAL_S) -> None:
+                 prune_interval_s: float = PRUNE_INTERVAL_S,
+                 health_interval_s: float = HEALTH_INTERVAL_S) -> None:
         self.settings = settings
         self._prune_interval_s = prune_interval_s
+        self._health_interval_s = health_interval_s
         self._embedder = embedder
         self._llm_given = llm
         self._stack: AsyncExitStack | None = None
@@ -77,6 +87,7 @@ class Runtime:
         self.llm: Any
         self.agent: Agent
         self.pipeline: TurnPipeline
+        self.writes: MemoryWriteLog
 
     async def __aenter__(self) -> Runtime:
         s = self.settings
@@ -113,6 +124,14 @@ class Runtime:
                                max_steps=s.agent.max_steps)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s)
+            self.writes = MemoryWriteLog(self.db)
+            if undone := await reconcile_memory(self.writes, self.traces, self.user_memory):
+                log.warning("start-up: undid %d memory item(s) of turns cut before they were stored",
+                            undone)
+            sweeper = asyncio.create_task(self._sweep_writes(), name="memory-reconcile")
+            stack.push_async_callback(_cancel, sweeper)
+            health = asyncio.create_task(self._log_health(), name="health-line")
+            stack.push_async_callback(_cancel, health)
             if s.memory.buffer_retention_days > 0:
                 await self.prune_buffer()
                 pruner = asyncio.create_task(self._prune_daily(), name="buffer-retention")
@@ -147,6 +166,23 @@ class Runtime:
                 await self.prune_buffer()
             except Exception:
                 log.exception("pruning the channel buffer failed; trying again next time")
+
+    async def _log_health(self) -> None:
+        while True:
+            await asyncio.sleep(self._health_interval_s)
+            p = self.pipeline
+            if text := p.health.line(queued=p.turns_queued, in_flight=p.turns_in_flight):
+                log.warning("%s", text)
+
+    async def _sweep_writes(self) -> None:
+        while True:
+            await asyncio.sleep(RECONCILE_INTERVAL_S)
+            try:
+                await reconcile_memory(
+                    self.writes, self.traces, self.user_memory, skip=self.pipeline.storing,
+                    older_than=datetime.now(UTC) - timedelta(seconds=RECONCILE_GRACE_S))
+            except Exception:
+                log.exception("reconciling memory writes failed; trying again next time")
 
     async def __aexit__(self, *exc: object) -> None:
         stack, self._stack = self._stack, None

@@ -79,7 +79,24 @@ m002_traces = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces)
+# A turn's memory write, announced before it is sent to the memory store and cleared in the
+# transaction that stores the turn: a row left over names a write whose turn was never stored
+# (a crash, or an add that timed out yet landed later), to be undone (memory.write_log).
+m003_memory_writes = Migration(
+    3,
+    "m003_memory_writes",
+    (
+        """
+        CREATE TABLE memory_writes (
+            trace_id      TEXT PRIMARY KEY,
+            user_id       TEXT NOT NULL,
+            created_at_us INTEGER NOT NULL
+        )
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

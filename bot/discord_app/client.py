@@ -7,6 +7,7 @@ on the client so that every reply, followup and thread post inherits them: no @e
 @here, role or user pings whatever the model writes; only the replied-to asker is pinged.
 With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With another
 DISCORD_API_BASE_URL than Discord's, the gateway URL is asked from that API (GET /gateway/bot).
+An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard).
 Imports the cogs and the pipeline's type; never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
@@ -25,6 +26,7 @@ from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
 from bot.discord_app.interactions import NOT_ALLOWED, tell
+from bot.discord_app.parse_guard import guard_parsers
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
 from bot.pipeline import TurnPipeline
@@ -97,6 +99,7 @@ class _BotCore:
         self.pipeline = pipeline
         self.settings = settings
         self.policy = policy_for(settings)
+        guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]

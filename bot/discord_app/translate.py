@@ -7,10 +7,12 @@ anything to Discord; imports discord.py and bot.requests, never the pipeline.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from pathlib import PurePath
 
+import aiohttp
 import discord
 
 from bot.discord_app.access import Where
@@ -56,7 +58,8 @@ async def attachments_text(attachments: list[discord.Attachment], max_bytes: int
             continue
         try:
             data = await att.read()
-        except discord.HTTPException as exc:  # NotFound and Forbidden included
+        except (discord.HTTPException, aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            # NotFound and Forbidden included; an unreachable host fails in aiohttp itself
             log.warning("could not download attachment %s: %s", att.filename, exc)
             blocks.append(f"[Attachment not read: {att.filename} could not be downloaded]")
             continue

@@ -544,6 +544,18 @@ class FakeDiscord(LoopbackServer):
         mentioned unless ``mention_replied`` is false); ``attachments`` are (filename, bytes),
         served over HTTP by the fake.
         """
+        msg = self.draft_message(channel_id, user_id, content, mention_bot=mention_bot, reply_to=reply_to,
+                                 attachments=attachments, mention_replied=mention_replied)
+        self._emit_message("MESSAGE_CREATE", msg)
+        await asyncio.sleep(0)
+        return msg
+
+    def draft_message(self, channel_id: str, user_id: str, content: str, *,
+                      mention_bot: bool = False, reply_to: str | None = None,
+                      attachments: list[tuple[str, bytes]] | None = None,
+                      mention_replied: bool = True) -> FakeMessage:
+        """What `user_says` posts, stored but not dispatched: a fuzzer mutates
+        ``message_payload(msg)`` and sends it with ``dispatch("MESSAGE_CREATE", ...)``."""
         channel = self.channels[channel_id]
         guild_id = channel.get("guild_id")
         if mention_bot and f"<@{self.bot_id}>" not in content:
@@ -567,8 +579,6 @@ class FakeDiscord(LoopbackServer):
                           pings=pings, attachments=files, type=19 if replied else 0,
                           reference_id=reply_to, mentions=mentioned)
         self._store_message(msg)
-        self._emit_message("MESSAGE_CREATE", msg)
-        await asyncio.sleep(0)
         return msg
 
     async def invoke_command(self, channel_id: str, user_id: str, name: str,
@@ -615,6 +625,10 @@ class FakeDiscord(LoopbackServer):
         await asyncio.sleep(0)
 
     # ----------------------------------------------------------------- queries
+
+    def message_payload(self, msg: FakeMessage) -> dict[str, Any]:
+        """The gateway payload (MESSAGE_CREATE data) of a stored message."""
+        return self._message_payload(msg)
 
     def messages_in(self, channel_id: str, *, include_deleted: bool = False) -> list[FakeMessage]:
         """Messages of a channel or thread, oldest first (ephemeral ones included)."""

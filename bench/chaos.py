@@ -1,0 +1,121 @@
+"""Chaos bench: the real `python -m bot run` against loopback fakes, under crashes and hostile input.
+
+    python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns
+    python bench/chaos.py kill --bot-tree ../main   # the same against another checkout's bot
+    python bench/chaos.py hostile              # part 2: fuzzed payloads, injection, forged ids
+    python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full
+    python bench/chaos.py all
+
+Every part prints what it did and the table the issue asks for: turns, lost, duplicated,
+out of order, integrity, leaks, pings, crashes (all zero but the turns). The run's files (the
+bot's log, its DATA_DIR) stay in --workdir when it is given, else in a temporary folder that
+is removed. tests/chaos/ runs short variants of each part.
+
+Part of bench/: figures only; nothing is asserted here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.chaos_faults import run_faults  # noqa: E402
+from bench.chaos_hostile import run_hostile  # noqa: E402
+from bench.chaos_kill import PHASES, run_kills  # noqa: E402
+from bench.chaos_world import REPO  # noqa: E402
+
+TABLE_COLUMNS = ("turns", "lost", "duplicated", "out of order", "integrity", "leaks", "pings", "crashes")
+
+
+def format_table(rows: Mapping[str, Mapping[str, int]]) -> str:
+    """One line per part, the issue's columns."""
+    head = f"{'part':<10}" + "".join(f"{c:>14}" for c in TABLE_COLUMNS)
+    lines = [head, "-" * len(head)]
+    for part, row in rows.items():
+        lines.append(f"{part:<10}" + "".join(f"{row[c]:>14}" for c in TABLE_COLUMNS))
+    return "\n".join(lines)
+
+
+async def _kill(args: argparse.Namespace, root: Path) -> dict[str, int]:
+    started = time.monotonic()
+    report = await run_kills(root / "kill", args.kills, seed=args.seed, bot_tree=args.bot_tree)
+    print(f"kill -9: {sum(report.kills.values())} kills in {time.monotonic() - started:.0f} s, by phase: "
+          + ", ".join(f"{p} {report.kills[p]}" for p in PHASES))
+    print(f"  turns stored before their kill: {report.stored_before_kill}; asked again after a "
+          f"restart: {report.asked_again}; memory items undone by the start-up reconcile: "
+          f"{report.undone_items}")
+    print(f"  integrity_check failures: {report.integrity}; torn buffer rows: {report.torn}; "
+          f"memory writes left unsettled: {report.unsettled}")
+    return report.table()
+
+
+async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
+    started = time.monotonic()
+    report = await run_hostile(root / "hostile", bot_tree=args.bot_tree)
+    print(f"hostile input: {report.cases} fuzzed payloads in {time.monotonic() - started:.0f} s; "
+          f"left unanswered, all payloads no real gateway sends: {len(report.dropped)} (of which "
+          f"{report.parse_drops} discord.py could not parse, dropped with a log line)")
+    for name in report.dropped:
+        print(f"  not answered: {name}")
+    for name in report.real_unanswered:
+        print(f"  UNANSWERED: {name}")
+    print(f"  injection obeyed by the model: {report.injected_pings_written} answer(s) wrote "
+          f"@everyone/role/user mentions, {report.foreign_recalls_refused} memory-tool call(s) "
+          f"naming another user were refused by the tool's schema")
+    print(f"  pings: {report.pings}; secrets shown to another person: {report.secret_leaks}; memory "
+          f"filed under the wrong person: {report.memory_leaks}; other people's traces posted: "
+          f"{report.other_trace_shown}; interactions unanswered: {report.unanswered_interactions}")
+    for line in report.our_errors:
+        print(f"  ERROR LOGGED: {line[:300]}")
+    return report.table()
+
+
+async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
+    started = time.monotonic()
+    report = await run_faults(root / "faults", burst=args.burst, bot_tree=args.bot_tree)
+    print(f"faults: {report.questions} questions in {time.monotonic() - started:.0f} s; model faults "
+          f"served: " + ", ".join(f"{k} {v}" for k, v in sorted(report.faults_served.items())))
+    print(f"  answered {report.answered}; one sentence instead {sum(report.sentences.values())}; "
+          f"slowest reply {report.slowest_s:.1f} s (TURN_TIMEOUT_S 15 s); late {report.late}; "
+          f"neither answer nor sentence {report.dishonest}")
+    for sentence, count in sorted(report.sentences.items()):
+        print(f"    {count} x {sentence!r}")
+    print(f"  gateway dropped mid-turn {report.gateway_drops} times, resumed {report.resumes} times")
+    print(f"  disk full: {report.disk_full_stored} turns stored whole, {report.disk_full_refused} "
+          f"refused with a sentence, {report.disk_full_log_lines} log line(s) naming the full disk")
+    return report.table()
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/chaos.py", description=__doc__.splitlines()[0])
+    parser.add_argument("part", choices=("kill", "hostile", "faults", "all"))
+    parser.add_argument("--burst", type=int, default=3, help="model faults in a row, per kind")
+    parser.add_argument("--kills", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--bot-tree", type=Path, default=REPO,
+                        help="run the bot of another checkout (a baseline), checked the same way")
+    args = parser.parse_args(argv)
+    rows: dict[str, dict[str, int]] = {}
+    with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
+        root = args.workdir or Path(tmp)
+        if args.part in ("kill", "all"):
+            rows["kill -9"] = await _kill(args, root)
+        if args.part in ("hostile", "all"):
+            rows["hostile"] = await _hostile(args, root)
+        if args.part in ("faults", "all"):
+            rows["faults"] = await _faults(args, root)
+    print()
+    print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

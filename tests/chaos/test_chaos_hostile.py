@@ -1,0 +1,26 @@
+"""`bench/chaos.py hostile` as a test (it is short already): the real `python -m bot run` gets
+fuzzed gateway payloads, prompt injection the fake model obeys, and forged /trace and /memory;
+it never crashes, pings, leaks another person's memory or trace, or leaves one unanswered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.chaos_hostile import FUZZ_CASES, run_hostile
+
+pytestmark = pytest.mark.slow  # starts the real bot process
+
+
+async def test_hostile_input_never_crashes_pings_leaks_or_goes_unanswered(tmp_path: Path) -> None:
+    report = await run_hostile(tmp_path)
+    assert report.cases == len(FUZZ_CASES)
+    assert report.real_unanswered == [] and report.our_errors == []
+    assert set(report.dropped) <= {c.name for c in FUZZ_CASES if not c.real}
+    assert report.parse_drops >= 1  # the guard was exercised, not bypassed
+    assert report.injected_pings_written >= 1 and report.foreign_recalls_refused == 1  # injection obeyed
+    table = report.table()
+    assert table["turns"] > 0
+    assert {k: v for k, v in table.items() if k != "turns"} == dict.fromkeys(
+        ("lost", "duplicated", "out of order", "integrity", "leaks", "pings", "crashes"), 0)
