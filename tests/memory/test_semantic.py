@@ -243,9 +243,9 @@ async def test_an_add_elsewhere_does_not_enter_a_cached_scope(local_embedder: Lo
         assert len(await mem.search(ALICE, "chess")) == 2
 
 
-async def test_searches_stay_right_when_the_cache_holds_one_user_at_a_time(local_embedder: LocalEmbedder,
+async def test_searches_stay_right_when_the_cache_has_room_for_one_user_only(local_embedder: LocalEmbedder,
                                                                            tmp_path: Path) -> None:
-    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_size=1) as mem:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_bytes=1) as mem:
         await mem.add(ALICE, "alice rides a red bicycle", scope=GUILD)
         await mem.add(BOB, "bob rides a red scooter", scope=GUILD)
 
