@@ -160,6 +160,11 @@ class ChromaStore:
         """All items matching `where` (and `ids` when given), in no particular order."""
         return self.get_with_embeddings(where=where, ids=ids, embeddings=False)[0]
 
+    def ids(self, *, where: Mapping[str, Any]) -> list[str]:
+        """The ids of the items matching `where` (nothing else read)."""
+        with self._translating(self.where, "read from"):
+            return list(self._collection.get(where=dict(where), include=[])["ids"])
+
     def get_with_embeddings(self, *, where: Mapping[str, Any] | None, ids: Sequence[str] | None = None,
                             embeddings: bool = True, limit: int | None = None,
                             offset: int | None = None) -> tuple[list[StoredItem], np.ndarray]:

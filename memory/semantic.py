@@ -102,7 +102,9 @@ T = TypeVar("T")
 
 DEFAULT_COLLECTION = "user_memory"
 DEFAULT_CACHE_BYTES = 512 * 2**20
-LOAD_PAGE = 5_000  # items per Chroma read of a user's items: bounds how long one read holds the GIL
+# Items per Chroma read when loading a user: Chroma converts a page's vectors holding the GIL
+# (about 50 ms for 250 on the 2-core target, under load) and pages of 1,000 cost more per item.
+LOAD_PAGE = 200
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -268,17 +270,21 @@ class UserMemory:
     # -- reading -------------------------------------------------------------------------
 
     def _load(self, user_id: str, version: int) -> UserItems:
-        """All of the user's items and vectors from Chroma, a page at a time (worker thread)."""
+        """All of the user's items and vectors from Chroma (worker thread): their ids, then
+        pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long."""
         entry = UserItems(version)
-        offset = 0
-        while True:
-            items, matrix = self._store.get_with_embeddings(where={"user_id": user_id}, limit=LOAD_PAGE,
-                                                            offset=offset)
-            if items:
-                entry.append(items, matrix)
-            if len(items) < LOAD_PAGE:
-                return entry
-            offset += len(items)
+        ids = self._store.ids(where={"user_id": user_id})
+        for start in range(0, len(ids), LOAD_PAGE):
+            self._fetch(user_id, entry, ids[start:start + LOAD_PAGE])
+        return entry
+
+    def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
+        """Read these items with their vectors into `entry`; ids of other users are ignored."""
+        items, matrix = self._store.get_with_embeddings(where=None, ids=ids)
+        mine = [n for n, it in enumerate(items) if it.metadata.get("user_id") == user_id]
+        if mine:
+            with entry.lock:
+                entry.append([items[n] for n in mine], matrix[mine])
 
     async def _user_items(self, user_id: str) -> UserItems:
         """The user's items: from the cache when there, else read from Chroma (and cached
@@ -333,11 +339,7 @@ class UserMemory:
         """Another process's writes of one cached user, in order (worker thread)."""
         for change in changes:
             if change.op == "add":
-                items, matrix = self._store.get_with_embeddings(where=None, ids=change.item_ids)
-                mine = [n for n, it in enumerate(items) if it.metadata.get("user_id") == user_id]
-                if mine:
-                    with entry.lock:
-                        entry.append([items[n] for n in mine], matrix[mine])
+                self._fetch(user_id, entry, change.item_ids)
             elif change.op == "delete":
                 with entry.lock:
                     entry.remove(change.item_ids)

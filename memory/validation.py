@@ -72,6 +72,8 @@ def check_scope(scope: str | None) -> str | None:
 
 def visible(text: str) -> str:
     """Text without invisible format characters (zero-width, bidi controls), spaces collapsed."""
+    if text.isascii():  # no format characters, nothing to compose
+        return " ".join(text.split())
     text = unicodedata.normalize("NFC", text)
     return " ".join("".join(ch for ch in text if unicodedata.category(ch) != "Cf").split())
 
