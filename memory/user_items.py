@@ -77,7 +77,7 @@ class UserItems:
         capacity = self._matrix.shape[0]
         if rows <= capacity and self._matrix.shape[1] == dimension:
             return
-        capacity = max(rows, 2 * capacity, 64)
+        capacity = max(rows, 2 * capacity, 8)
         matrix = np.zeros((capacity, dimension), np.float32)
         if len(self.ids):
             matrix[: len(self.ids)] = self._matrix[: len(self.ids)]
