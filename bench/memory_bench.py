@@ -1,6 +1,7 @@
 """Scale benchmark of the per-user semantic memory (embedded Chroma, offline MiniLM).
 
-Two parts (`--part scale`, `--part heavy`, or `--part all`, the default).
+Two parts (`--part scale`, `--part heavy`, or `--part all`, the default), and `--part keyword`,
+which times the incremental BM25 index against SQLite FTS5 over one user's texts.
 
 `scale` builds a varied synthetic corpus (default 100,000 items over 1,000 users), then prints:
   - bulk add throughput with add_many batching (items/s),
@@ -36,6 +37,7 @@ import argparse
 import asyncio
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -50,6 +52,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.embeddings import LocalEmbedder  # noqa: E402
+from memory.keyword_index import KeywordIndex  # noqa: E402
+from memory.ranking import tokenize  # noqa: E402
 from memory.semantic import open_user_memory, scope_for  # noqa: E402
 
 NAMES = ["Lena", "Omar", "Priya", "Jonas", "Mei", "Tomás", "Aiko", "Farah", "Nils", "Zoe", "Ravi", "Ines"]
@@ -341,7 +345,40 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
     line("load average (1 min) at the end", f"{os.getloadavg()[0]:.1f}")
 
 
+def run_keyword(args: argparse.Namespace) -> None:
+    """The incremental BM25 index against SQLite FTS5 (its bm25()) over one user's 50,000 texts."""
+    print("== keyword: memory.keyword_index vs SQLite FTS5, one user's texts ==", flush=True)
+    rng = random.Random(args.seed + 2)
+    texts = [make_text(rng) for _ in range(args.keyword_items)]
+    queries = [make_query(rng) for _ in range(50)]
+    started = time.perf_counter()
+    index = KeywordIndex()
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    line(f"ours: index {len(texts):,} texts, one add each", f"{time.perf_counter() - started:.2f} s")
+    mask = np.ones(len(texts), bool)
+    started = time.perf_counter()
+    for query in queries:
+        index.scores(query, mask)
+    line("ours: one query, every match scored", f"{(time.perf_counter() - started) / len(queries) * 1000:.2f} ms")
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+    started = time.perf_counter()
+    for row, text in enumerate(texts):  # pre-tokenized with our tokenizer, as the index would need
+        db.execute("INSERT INTO docs(rowid, body) VALUES (?, ?)", (row, " ".join(tokenize(text))))
+    db.commit()
+    line(f"FTS5: index {len(texts):,} texts, one insert each", f"{time.perf_counter() - started:.2f} s")
+    started = time.perf_counter()
+    for query in queries:
+        match = " OR ".join(f'"{word}"' for word in tokenize(query))
+        db.execute("SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?", (match,)).fetchall()
+    line("FTS5: one query, every match with bm25()", f"{(time.perf_counter() - started) / len(queries) * 1000:.2f} ms")
+
+
 async def run(args: argparse.Namespace) -> None:
+    if args.part == "keyword":
+        run_keyword(args)
+        return
     line("RSS at start", f"{rss_mb():.0f} MB")
     started = time.perf_counter()
     embedder = LocalEmbedder()
@@ -364,7 +401,9 @@ def main() -> None:
     parser.add_argument("--mode", choices=("hybrid", "dense", "keyword"), default="hybrid")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--progress", action="store_true", help="print bulk-load progress to stderr")
-    parser.add_argument("--part", choices=("scale", "heavy", "all"), default="all")
+    parser.add_argument("--part", choices=("scale", "heavy", "keyword", "all"), default="all",
+                        help="keyword: only the BM25 index vs SQLite FTS5 (not part of all)")
+    parser.add_argument("--keyword-items", type=int, default=50_000)
     parser.add_argument("--light-users", type=int, default=1_000)
     parser.add_argument("--light-items", type=int, default=10)
     parser.add_argument("--heavy-sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
