@@ -1,6 +1,9 @@
 """Scale benchmark of the per-user semantic memory (embedded Chroma, offline MiniLM).
 
-Builds a varied synthetic corpus (default 100,000 items over 1,000 users), then prints:
+Two parts (`--part scale`, `--part heavy`, or `--part all`, the default), and `--part keyword`,
+which times the incremental BM25 index against SQLite FTS5 over one user's texts.
+
+`scale` builds a varied synthetic corpus (default 100,000 items over 1,000 users), then prints:
   - bulk add throughput with add_many batching (items/s),
   - single add latency p50/p95 (what the bot does once per turn),
   - search latency p50/p95 over a few hundred queries of random users, right after a write
@@ -8,11 +11,24 @@ Builds a varied synthetic corpus (default 100,000 items over 1,000 users), then 
     reads them from Chroma) and repeated (the user's items cached); every query is a new
     text, so every search embeds its query as a turn does,
   - the process's memory (RSS) along the way.
-Figures only: nothing here asserts on timings. Targets: search p95 <= 50 ms, single add
-p95 <= 60 ms, bulk add >= 100 items/s.
+Targets: search p95 <= 50 ms, single add p95 <= 60 ms, bulk add >= 100 items/s.
 
-    python bench/memory_bench.py                      # full size (several minutes)
-    python bench/memory_bench.py --items 5000 --users 100   # a quick run
+`heavy` puts one heavy user beside `--light-users` users of `--light-items` items each and
+grows the heavy user through `--heavy-sizes` items (default 1,000 / 10,000 / 50,000). At each
+size it prints: search p50/p95 right after an add of that user (every query a new text, so
+each pays its embedding), the add's latency, the cold first search of that user (a new
+memory object on the same folder: nothing of this process's caches), the event loop's
+worst stall (a ticker task measuring how late it wakes) during the searches and the cold
+loads and during the bulk load, and RSS. Targets: search p95 <= 50 ms after an add, cold
+first search <= 1 s, worst stall <= 20 ms, RSS printed.
+`--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
+part measures: query vectors are never taken from it).
+
+Figures only: nothing here asserts on timings.
+
+    python bench/memory_bench.py --part scale                # full size (several minutes)
+    python bench/memory_bench.py --part scale --items 5000 --users 100   # a quick run
+    python bench/memory_bench.py --part heavy --vector-cache /tmp/memory-bench-vectors.npz
 """
 
 from __future__ import annotations
@@ -21,17 +37,23 @@ import argparse
 import asyncio
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.embeddings import LocalEmbedder  # noqa: E402
+from memory.keyword_index import KeywordIndex  # noqa: E402
+from memory.ranking import tokenize  # noqa: E402
 from memory.semantic import open_user_memory, scope_for  # noqa: E402
 
 NAMES = ["Lena", "Omar", "Priya", "Jonas", "Mei", "Tomás", "Aiko", "Farah", "Nils", "Zoe", "Ravi", "Ines"]
@@ -114,24 +136,17 @@ def latency(label: str, samples_s: list[float]) -> None:
                 f"max {max(ms):7.1f} ms   (n={len(ms)})")
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run_scale(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
     rng = random.Random(args.seed)
     users = [str(100_000_000_000_000_000 + n) for n in range(args.users)]
     guilds = [scope_for(str(800_000_000_000_000_000 + n)) for n in range(max(1, args.users // 50))]
     home = {u: rng.choice(guilds) for u in users}
 
+    print("== scale: many users ==", flush=True)
     line("items / users", f"{args.items:,} / {args.users:,}")
-    line("RSS at start", f"{rss_mb():.0f} MB")
-    started = time.perf_counter()
-    embedder = LocalEmbedder()
-    embedder.load()
-    line("model load (import torch + weights)", f"{time.perf_counter() - started:.1f} s")
-    line("RSS after model load", f"{rss_mb():.0f} MB")
-
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
         started = time.perf_counter()
-        mem = open_user_memory(os.path.join(tmp, "chroma"), embedder=embedder, search_mode=args.mode,
-                               cache_size=args.cache)
+        mem = open_user_memory(os.path.join(tmp, "chroma"), embedder=embedder, search_mode=args.mode)
         line("open (embedded Chroma)", f"{(time.perf_counter() - started) * 1000:.0f} ms")
 
         corpus = [(users[n % args.users], make_text(rng), {"channel_id": str(n % 97), "kind": "exchange"},
@@ -178,6 +193,204 @@ async def run(args: argparse.Namespace) -> None:
         await mem.close()
 
 
+class Ticker:
+    """How late a task that asks to wake every `interval_s` wakes: the event loop's stalls."""
+
+    def __init__(self, interval_s: float = 0.002) -> None:
+        self.interval_s = interval_s
+        self.worst_s = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            t0 = time.perf_counter()
+            await asyncio.sleep(self.interval_s)
+            self.worst_s = max(self.worst_s, time.perf_counter() - t0 - self.interval_s)
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._tick())
+
+    @contextmanager
+    def phase(self) -> Iterator[list[float]]:
+        """Measure the worst stall of a block: the yielded list gets it (seconds) at the end."""
+        self.worst_s = 0.0
+        out: list[float] = []
+        yield out
+        out.append(self.worst_s)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+class CachedVectors:
+    """The real embedder, with the corpus's vectors kept in a file between runs: only inside
+    `bulk()` (the bulk loads); every other text (queries, single adds) runs the model."""
+
+    def __init__(self, inner: LocalEmbedder, path: str | None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.path = path
+        self.active = False
+        self.vectors: dict[str, np.ndarray] = {}
+        if path and os.path.exists(path):
+            with np.load(path) as data:
+                self.vectors = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        self.active = True
+        try:
+            yield
+        finally:
+            self.active = False
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not self.active:
+            return self.inner.embed(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if missing:
+            for text, vector in zip(missing, self.inner.embed(missing), strict=True):
+                self.vectors[text] = np.asarray(vector, dtype=np.float32)
+        return [self.vectors[t].tolist() for t in texts]
+
+    def save(self) -> None:
+        if self.path:
+            texts = list(self.vectors)
+            np.savez(self.path, texts=np.array(texts), vectors=np.stack([self.vectors[t] for t in texts]))
+
+
+async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
+    rng = random.Random(args.seed + 1)
+    print("== heavy: one user with many items beside many light users ==", flush=True)
+    sizes = sorted(args.heavy_sizes)
+    light = [str(300_000_000_000_000_000 + n) for n in range(args.light_users)]
+    heavy = "299999999999999999"
+    guild = scope_for("810000000000000000")
+    line("light users x items / heavy user up to", f"{args.light_users:,} x {args.light_items} / {sizes[-1]:,}")
+    bulk = CachedVectors(embedder, args.vector_cache)
+    ticker = Ticker()
+    ticker.start()
+    start = 1_750_000_000.0  # the heavy user's history spans a year before now
+
+    def heavy_item(n: int) -> tuple[str, str, dict[str, object], str]:
+        meta = {"channel_id": str(n % 13), "kind": "exchange", "created_at": start + n * 365 * 86_400 / sizes[-1]}
+        return heavy, make_text(rng), meta, guild if n % 4 else "dm"
+
+    with tempfile.TemporaryDirectory(prefix="memory-bench-heavy-") as tmp:
+        folder = os.path.join(tmp, "chroma")
+        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode)
+        corpus = [(u, make_text(rng), {"kind": "exchange"}, guild if n % 3 else "dm")
+                  for u in light for n in range(args.light_items)]
+        with ticker.phase() as stall, bulk.bulk():
+            t0 = time.perf_counter()
+            for chunk in range(0, len(corpus), args.chunk):
+                await mem.add_many(corpus[chunk:chunk + args.chunk])
+        line("light users loaded", f"{len(corpus):,} items in {time.perf_counter() - t0:.1f} s, "
+                                   f"worst loop stall {stall[0] * 1000:.0f} ms")
+        had = 0
+        rows = []
+        for size in sizes:
+            with ticker.phase() as stall, bulk.bulk():
+                t0 = time.perf_counter()
+                for chunk in range(had, size, args.chunk):
+                    await mem.add_many([heavy_item(n) for n in range(chunk, min(size, chunk + args.chunk))])
+                had = size
+            bulk.save()
+            line(f"heavy user grown to {size:,}", f"{time.perf_counter() - t0:.1f} s, worst loop stall "
+                                                f"{stall[0] * 1000:.0f} ms, RSS {rss_mb():.0f} MB")
+            await mem.search(heavy, make_query(rng), k=5)  # this process has seen the user
+            searches, adds, search_stall, add_stall = [], [], [0.0], [0.0]
+            for _ in range(args.heavy_rounds):
+                scope = guild if rng.random() < 0.7 else None
+                with ticker.phase() as stall:
+                    t0 = time.perf_counter()
+                    await mem.add(heavy, make_text(rng), {"channel_id": "1"}, guild)
+                    adds.append(time.perf_counter() - t0)
+                add_stall.extend(stall)
+                with ticker.phase() as stall:
+                    t0 = time.perf_counter()
+                    await mem.search(heavy, make_query(rng), k=5, scope=scope)
+                    searches.append(time.perf_counter() - t0)
+                search_stall.extend(stall)
+                had += 1
+            latency(f"  search k=5 right after an add ({size:,})", searches)
+            latency(f"  add of that user ({size:,})", adds)
+            colds = []
+            with ticker.phase() as cold_stall:
+                for _ in range(args.cold_runs):
+                    await mem.close()
+                    mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode)
+                    t0 = time.perf_counter()
+                    await mem.search(heavy, make_query(rng), k=5, scope=guild)
+                    colds.append(time.perf_counter() - t0)
+            latency(f"  cold first search of that user ({size:,})", colds)
+            worst = max(max(search_stall), cold_stall[0], max(add_stall))
+            line(f"  worst loop stall: searches / adds / cold ({size:,})",
+                 f"{max(search_stall) * 1000:.1f} / {max(add_stall) * 1000:.1f} / {cold_stall[0] * 1000:.1f} ms")
+            line(f"  RSS ({size:,})", f"{rss_mb():.0f} MB")
+            ms = [s * 1000 for s in searches]
+            rows.append((size, statistics.median(ms), pct(ms, 95), statistics.median(colds) * 1000,
+                         max(search_stall) * 1000, worst * 1000, rss_mb()))
+        await mem.close()
+    await ticker.stop()
+    print("heavy user: how cost grows", flush=True)
+    print(f"{'items':>8} {'search p50 ms':>14} {'search p95 ms':>14} {'cold ms':>9} "
+          f"{'stall (searches) ms':>20} {'stall (all) ms':>15} {'RSS MB':>7}")
+    for size, p50, p95, cold, search_ms, stall_ms, rss in rows:
+        print(f"{size:>8,} {p50:>14.1f} {p95:>14.1f} {cold:>9.0f} {search_ms:>20.1f} {stall_ms:>15.1f} {rss:>7.0f}",
+              flush=True)
+    line("load average (1 min) at the end", f"{os.getloadavg()[0]:.1f}")
+
+
+def run_keyword(args: argparse.Namespace) -> None:
+    """The incremental BM25 index against SQLite FTS5 (its bm25()) over one user's 50,000 texts."""
+    print("== keyword: memory.keyword_index vs SQLite FTS5, one user's texts ==", flush=True)
+    rng = random.Random(args.seed + 2)
+    texts = [make_text(rng) for _ in range(args.keyword_items)]
+    queries = [make_query(rng) for _ in range(50)]
+    started = time.perf_counter()
+    index = KeywordIndex()
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    line(f"ours: index {len(texts):,} texts, one add each", f"{time.perf_counter() - started:.2f} s")
+    mask = np.ones(len(texts), bool)
+    started = time.perf_counter()
+    for query in queries:
+        index.scores(query, mask)
+    line("ours: one query, every match scored", f"{(time.perf_counter() - started) / len(queries) * 1000:.2f} ms")
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+    started = time.perf_counter()
+    for row, text in enumerate(texts):  # pre-tokenized with our tokenizer, as the index would need
+        db.execute("INSERT INTO docs(rowid, body) VALUES (?, ?)", (row, " ".join(tokenize(text))))
+    db.commit()
+    line(f"FTS5: index {len(texts):,} texts, one insert each", f"{time.perf_counter() - started:.2f} s")
+    started = time.perf_counter()
+    for query in queries:
+        match = " OR ".join(f'"{word}"' for word in tokenize(query))
+        db.execute("SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ?", (match,)).fetchall()
+    line("FTS5: one query, every match with bm25()", f"{(time.perf_counter() - started) / len(queries) * 1000:.2f} ms")
+
+
+async def run(args: argparse.Namespace) -> None:
+    if args.part == "keyword":
+        run_keyword(args)
+        return
+    line("RSS at start", f"{rss_mb():.0f} MB")
+    started = time.perf_counter()
+    embedder = LocalEmbedder()
+    embedder.load()
+    line("model load (import torch + weights)", f"{time.perf_counter() - started:.1f} s")
+    line("RSS after model load", f"{rss_mb():.0f} MB")
+    if args.part in ("scale", "all"):
+        await run_scale(args, embedder)
+    if args.part in ("heavy", "all"):
+        await run_heavy(args, embedder)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=100_000)
@@ -185,10 +398,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--single-adds", type=int, default=200)
     parser.add_argument("--chunk", type=int, default=2_048, help="items per add_many call")
-    parser.add_argument("--cache", type=int, default=256, help="users whose items and vectors are kept in memory")
     parser.add_argument("--mode", choices=("hybrid", "dense", "keyword"), default="hybrid")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--progress", action="store_true", help="print bulk-load progress to stderr")
+    parser.add_argument("--part", choices=("scale", "heavy", "keyword", "all"), default="all",
+                        help="keyword: only the BM25 index vs SQLite FTS5 (not part of all)")
+    parser.add_argument("--keyword-items", type=int, default=50_000)
+    parser.add_argument("--light-users", type=int, default=1_000)
+    parser.add_argument("--light-items", type=int, default=10)
+    parser.add_argument("--heavy-sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
+    parser.add_argument("--heavy-rounds", type=int, default=40, help="add + search rounds at each size")
+    parser.add_argument("--cold-runs", type=int, default=3, help="cold first searches at each size")
+    parser.add_argument("--vector-cache", help="file keeping the corpus's vectors between runs (heavy part)")
     args = parser.parse_args()
     if args.items < args.users or args.users < 1:
         parser.error("--items must be at least --users, and --users at least 1")

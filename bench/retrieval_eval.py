@@ -7,8 +7,8 @@ are added in time order to a fresh `memory.semantic.open_user_memory` store (rea
 real offline all-MiniLM-L6-v2), with the store's clock set to each turn's time. Before each
 question (bench/data/questions.py) only the turns said before it are in the store, and the
 question is asked with the clock at its own time. Every ranking variant runs through the
-store's own `search`: the variant's `memory.ranking.RankingConfig` is installed as
-`ranking.DEFAULT_CONFIG` and the store's `search_mode` set, for that search only.
+store's own `search`: the store's `ranking_config` is set to the variant's
+`memory.ranking.RankingConfig` and its `search_mode` to the variant's, for that search.
 
 Questions are split into a tuning half and a held-out half (alternating within each user);
 the tuned configuration was chosen on the tuning half only.
@@ -134,7 +134,7 @@ async def _evaluate_unit(unit: str, variants: list[Variant], embedder: LocalEmbe
                     ids[item] = tid
                 clock.now = asked
                 for variant in variants:
-                    ranking.DEFAULT_CONFIG = variant.config
+                    memory.ranking_config = variant.config
                     memory.search_mode = variant.mode
                     hits = await memory.search(user, text, k=30 if variant.dedupe else 10)
                     found = [(h.id, h.score) for h in hits]
@@ -144,7 +144,6 @@ async def _evaluate_unit(unit: str, variants: list[Variant], embedder: LocalEmbe
                     ranks[variant.name][qid] = next(
                         (n for n, tid in enumerate(order, start=1) if tid in answers), None)
     finally:
-        ranking.DEFAULT_CONFIG = TUNED
         await memory.close()
     return ranks
 

@@ -8,8 +8,9 @@ HTTP timeouts) are raised as `StoreUnavailable` naming the folder or host:port; 
 original error is chained.
 
 Knows nothing of users or scopes: `memory.semantic` builds the filters. There is no query
-method on purpose: a metadata-filtered HNSW query took 105-140 ms at 100,000 items, where
-reading one user's items with their vectors took about 20 ms (see memory.semantic).
+method on purpose: a metadata-filtered HNSW query is slower than reading one user's items
+with their vectors and searching them in this process (see memory.semantic). `log()` opens
+the sibling collection that `memory.change_feed` keeps its change records in.
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
@@ -58,6 +59,18 @@ class ChromaStore:
         self._client = client
         self._collection = collection
         self.where = where
+
+    @property
+    def name(self) -> str:
+        return str(self._collection.name)
+
+    def log(self, suffix: str) -> ChromaStore:
+        """The collection named after this one plus `suffix`, on the same client (created if
+        missing): records without meaningful vectors, such as the change feed's."""
+        with self._translating(self.where, "open the log collection of"):
+            col = self._client.get_or_create_collection(name=self.name + suffix, embedding_function=None,
+                                                        metadata={"purpose": "log of " + self.name})
+        return ChromaStore(self._client, col, self.where)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -147,13 +160,21 @@ class ChromaStore:
         """All items matching `where` (and `ids` when given), in no particular order."""
         return self.get_with_embeddings(where=where, ids=ids, embeddings=False)[0]
 
-    def get_with_embeddings(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None,
-                            embeddings: bool = True) -> tuple[list[StoredItem], np.ndarray]:
-        """Items matching `where` and their embeddings as a float32 matrix (row i = item i)."""
+    def ids(self, *, where: Mapping[str, Any]) -> list[str]:
+        """The ids of the items matching `where` (nothing else read)."""
+        with self._translating(self.where, "read from"):
+            return list(self._collection.get(where=dict(where), include=[])["ids"])
+
+    def get_with_embeddings(self, *, where: Mapping[str, Any] | None, ids: Sequence[str] | None = None,
+                            embeddings: bool = True, limit: int | None = None,
+                            offset: int | None = None) -> tuple[list[StoredItem], np.ndarray]:
+        """Items matching `where` (None: any) and their embeddings as a float32 matrix (row i =
+        item i); `limit`/`offset` read one page of them. Give `ids` without `where` for more
+        than a few ids: Chroma's plan for both together grows badly with the number of ids."""
         include = ["documents", "metadatas", "embeddings"] if embeddings else ["documents", "metadatas"]
         with self._translating(self.where, "read from"):
-            res = self._collection.get(ids=list(ids) if ids is not None else None, where=dict(where),
-                                       include=include)
+            res = self._collection.get(ids=list(ids) if ids is not None else None, where=dict(where) if where else None,
+                                       include=include, limit=limit, offset=offset)
         count = len(res["ids"])
         docs = res.get("documents") or [""] * count
         metas = res.get("metadatas") or [{}] * count
@@ -168,6 +189,11 @@ class ChromaStore:
             return
         with self._translating(self.where, "delete from"):
             self._collection.delete(ids=list(ids))
+
+    def delete_where(self, where: Mapping[str, Any]) -> None:
+        """Delete every item matching `where` (the change feed's pruning of old records)."""
+        with self._translating(self.where, "delete from"):
+            self._collection.delete(where=dict(where))
 
     def max_batch_size(self) -> int:
         with self._translating(self.where, "ask the batch size of"):

@@ -1,15 +1,16 @@
 """Hybrid ranking of one user's memory candidates: BM25 + dense similarity + time.
 
 This module is pure: no I/O, no storage, no model. `memory.semantic` gathers candidates
-(dense similarities from Chroma, keyword scores from a `KeywordIndex` over the user's
-items, each item's creation time) and calls `fuse` to get the final order.
+(dense similarities, BM25 scores from `memory.keyword_index` over the user's items, which
+tokenizes with `tokenize` below, each item's creation time) and calls `fuse` to get the
+final order.
 
 - `plan_query` turns a question into a `QueryPlan`: the text worth searching for (chatter
   such as "what did I tell you about" and time expressions removed), an optional time
   window ("yesterday", "last week", "on Monday", "two days ago"), and how much recency
   should count (only for questions about time or about the current state of things).
-- `KeywordIndex` is Okapi BM25 over a small tokenizer (Unicode NFKC, case-folding,
-  punctuation split, stop words, light suffix stripping).
+- `tokenize` is the small tokenizer of BM25 (Unicode NFKC, case-folding, punctuation split,
+  stop words, light suffix stripping).
 - `fuse` merges the two rankings ("dense", "keyword" or "hybrid") and applies the window
   and recency of the plan.
 
@@ -22,14 +23,12 @@ import logging
 import math
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 __all__ = [
     "DEFAULT_CONFIG",
-    "KeywordIndex",
     "QueryPlan",
     "RankingConfig",
     "drop_near_duplicates",
@@ -98,61 +97,6 @@ def tokenize(text: str) -> list[str]:
         return []
     words = _WORD.findall(_clean(text))
     return [_stem(w) for w in words if w not in STOP_WORDS and not w.isspace()]
-
-
-# ---------------------------------------------------------------------------------------
-# BM25
-# ---------------------------------------------------------------------------------------
-# Okapi BM25 is implemented here rather than taken from `rank_bm25`: that package has had
-# no release since 2022, always builds numpy arrays over the whole vocabulary, and scores
-# every document for every query; what we need is twenty lines over a per-user index of a
-# few hundred items, a sparse {id: score} answer and our own tokenizer.
-
-
-class KeywordIndex:
-    """Okapi BM25 over `(id, text)` items; `.scores(query)` gives only matching ids."""
-
-    def __init__(self, items: Sequence[tuple[str, str]], *, k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1 = k1
-        self.b = b
-        self._ids: list[str] = []
-        self._tfs: list[Counter[str]] = []
-        self._lengths: list[int] = []
-        self._postings: dict[str, list[int]] = {}
-        for item_id, text in items:
-            terms = Counter(tokenize(text or ""))
-            doc = len(self._ids)
-            self._ids.append(item_id)
-            self._tfs.append(terms)
-            self._lengths.append(sum(terms.values()))
-            for term in terms:
-                self._postings.setdefault(term, []).append(doc)
-        total = sum(self._lengths)
-        self._avg_length = total / len(self._ids) if self._ids and total else 1.0
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def idf(self, term: str) -> float:
-        """Lucene's non-negative BM25 idf: rare terms weigh more, none weighs below zero."""
-        n = len(self._postings.get(term, ()))
-        return math.log(1.0 + (len(self._ids) - n + 0.5) / (n + 0.5))
-
-    def scores(self, text: str) -> dict[str, float]:
-        """BM25 score of every item sharing at least one query term (others are absent)."""
-        out: dict[str, float] = {}
-        for term, qtf in Counter(tokenize(text or "")).items():
-            docs = self._postings.get(term)
-            if not docs:
-                continue
-            idf = self.idf(term)
-            for doc in docs:
-                tf = self._tfs[doc][term]
-                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[doc] / self._avg_length)
-                gain = idf * tf * (self.k1 + 1.0) / (tf + norm)
-                item_id = self._ids[doc]
-                out[item_id] = out.get(item_id, 0.0) + gain * qtf
-        return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -64,22 +67,113 @@ async def test_two_processes_share_one_server(chroma_server: ChromaServer, local
         await reader.close()
 
 
-async def test_another_processs_writes_reach_keyword_search_after_the_cache_ttl(
+FEED_S = 0.2  # the feed interval of these tests; the default is 1 s
+
+
+class Peer:
+    """Another OS process with its own UserMemory on the same server (tests.memory.memory_peer)."""
+
+    def __init__(self, server: ChromaServer) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.memory.memory_peer", server.host, str(server.port), str(FEED_S)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+        assert self.ask_line() == "ready"
+
+    def ask_line(self) -> object:
+        assert self.proc.stdout is not None
+        answer = json.loads(self.proc.stdout.readline())
+        assert "error" not in answer, answer
+        return answer["ok"]
+
+    async def ask(self, op: str, collection: str, user: str, text: str = "", scope: str | None = None) -> object:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"op": op, "collection": collection, "user": user, "text": text,
+                                          "scope": scope}) + "\n")
+        self.proc.stdin.flush()
+        return await asyncio.to_thread(self.ask_line)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def peer(chroma_server: ChromaServer) -> Iterator[Peer]:
+    other = Peer(chroma_server)
+    yield other
+    other.close()
+
+
+@pytest.fixture
+async def here(chroma_server: ChromaServer, local_embedder: LocalEmbedder,
+               request: pytest.FixtureRequest) -> AsyncIterator[UserMemory]:
+    """This process's memory on the server, polling the change feed every FEED_S."""
+    mem = open_user_memory(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
+                           collection=_collection(request), feed_interval_s=FEED_S)
+    yield mem
+    await mem.close()
+
+
+def _collection(request: pytest.FixtureRequest) -> str:
+    return "p-" + request.node.name.replace("_", "-")[:50]
+
+
+async def test_an_item_another_process_adds_is_found_one_feed_interval_later(
+        here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
+    await here.add(ALICE, "I grow tomatoes on the balcony", scope="dm")
+    assert len(await here.search(ALICE, "vegetables I grow", scope="dm")) == 1  # Alice is now cached here
+
+    await peer.ask("add", _collection(request), ALICE, "I switched from Vim to Helix", "dm")
+    await asyncio.sleep(FEED_S)
+
+    assert "I switched from Vim to Helix" in [h.text for h in await here.search(ALICE, "text editor", scope="dm")]
+
+
+async def test_a_forget_in_another_process_is_honoured_one_feed_interval_later(
+        here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
+    await here.add(ALICE, "my locker code is 4412", scope=GUILD)
+    await here.add(ALICE, "a secret diary entry", scope="dm")
+    await here.add(BOB, "my locker code is 9031", scope=GUILD)
+    assert len(await here.search(ALICE, "locker code", k=10)) == 2
+
+    assert await peer.ask("forget", _collection(request), ALICE, scope=GUILD) == 1
+    await asyncio.sleep(FEED_S)
+
+    assert [h.text for h in await here.search(ALICE, "locker code", k=10)] == ["a secret diary entry"]
+    assert [h.text for h in await here.search(BOB, "locker code", k=10)] == ["my locker code is 9031"]
+
+
+async def test_this_processs_writes_reach_a_peer_that_had_the_user_cached(
+        here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
+    collection = _collection(request)
+    first = await here.add(ALICE, "I brew kombucha at home", scope="dm")
+    assert await peer.ask("search", collection, ALICE, "kombucha", "dm") == ["I brew kombucha at home"]
+
+    await here.add(ALICE, "my kombucha scoby died", scope="dm")
+    await here.delete(ALICE, first)
+    await asyncio.sleep(FEED_S)
+
+    assert await peer.ask("list", collection, ALICE, scope="dm") == ["my kombucha scoby died"]
+
+
+async def test_a_delete_by_one_memory_object_is_honoured_by_another_on_the_server(
         chroma_server: ChromaServer, local_embedder: LocalEmbedder) -> None:
     options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
-                   collection="ttl-memory", search_mode="keyword")
-    writer = open_user_memory(**options)
-    reader = open_user_memory(**options, cache_ttl_s=0.0)
-    try:
-        await writer.add(ALICE, "I brew kombucha at home", scope="dm")
-        assert len(await reader.search(ALICE, "kombucha", scope="dm")) == 1
-
-        await writer.add(ALICE, "my kombucha scoby died", scope="dm")
-
+                   collection="feed-delete", search_mode="keyword", feed_interval_s=FEED_S)
+    async with open_user_memory(**options) as writer, open_user_memory(**options) as reader:
+        kept = await writer.add(ALICE, "kombucha with ginger", scope="dm")
+        gone = await writer.add(ALICE, "kombucha with lemon", scope="dm")
         assert len(await reader.search(ALICE, "kombucha", scope="dm")) == 2
-    finally:
-        await writer.close()
-        await reader.close()
+
+        assert await writer.delete(ALICE, gone)
+        await asyncio.sleep(FEED_S)
+
+        assert [h.id for h in await reader.search(ALICE, "kombucha", scope="dm")] == [kept]
 
 
 def test_a_server_that_is_down_at_start_up_is_unavailable_naming_host_and_port(

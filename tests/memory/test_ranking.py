@@ -1,4 +1,5 @@
-"""Specification of memory.ranking: BM25, query planning, fusion, near-duplicate removal."""
+"""Specification of memory.ranking: the tokenizer, query planning, fusion, near-duplicate removal
+(BM25 itself: test_keyword_index.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import pytest
 
 from memory.ranking import (
     DEFAULT_CONFIG,
-    KeywordIndex,
     QueryPlan,
     RankingConfig,
     drop_near_duplicates,
@@ -31,7 +31,7 @@ def at(year: int, month: int, day: int, hour: int = 0) -> float:
 NO_TIME = QueryPlan(search_text="gym", since=None, until=None, recency_weight=0.0)
 
 
-# -- tokenizer and BM25 -------------------------------------------------------------------
+# -- tokenizer -------------------------------------------------------------------------
 
 
 def test_tokenize_folds_case_punctuation_and_plurals() -> None:
@@ -44,43 +44,6 @@ def test_tokenize_drops_zero_width_and_bidi_characters() -> None:
 
 def test_tokenize_keeps_non_latin_words() -> None:
     assert tokenize("Ich wohne in Köln, 東京 tokyo") == ["ich", "wohne", "köln", "東京", "tokyo"]
-
-
-def test_a_document_with_the_query_term_outranks_one_without() -> None:
-    index = KeywordIndex([("a", "I joined a bouldering gym"), ("b", "my cat hid under the bed")])
-    scores = index.scores("gym")
-    assert scores["a"] > 0
-    assert "b" not in scores
-
-
-def test_a_rare_term_weighs_more_than_a_common_one() -> None:
-    index = KeywordIndex([
-        ("common", "gym gym session"),
-        ("rare", "gym session about kafka"),
-        ("x", "gym again"),
-        ("y", "gym once more"),
-    ])
-    assert index.idf("kafka") > index.idf("gym")
-    scores = index.scores("gym kafka")
-    assert max(scores, key=scores.get) == "rare"
-
-
-def test_matching_ignores_case_punctuation_and_plural() -> None:
-    index = KeywordIndex([("a", "Gyms are expensive in Berlin."), ("b", "nothing here")])
-    assert set(index.scores("the GYM?")) == {"a"}
-
-
-def test_empty_index_and_empty_query_give_no_scores() -> None:
-    assert KeywordIndex([]).scores("gym") == {}
-    assert KeywordIndex([("a", "gym")]).scores("") == {}
-    assert KeywordIndex([("a", "gym")]).scores("   ?!  ") == {}
-
-
-def test_hostile_unicode_neither_raises_nor_matches_everything() -> None:
-    index = KeywordIndex([("a", "\u202e\u200b\u0000 tëst \U0001f600"), ("b", "plain words")])
-    scores = index.scores("\u202e\ufeff te\u0301st \U0001f600 \ud7ff")
-    assert "b" not in scores
-    assert all(math.isfinite(v) for v in scores.values())
 
 
 # -- plan_query ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memory import ranking
 from memory.embeddings import LocalEmbedder
 from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
@@ -243,9 +244,9 @@ async def test_an_add_elsewhere_does_not_enter_a_cached_scope(local_embedder: Lo
         assert len(await mem.search(ALICE, "chess")) == 2
 
 
-async def test_searches_stay_right_when_the_cache_holds_one_user_at_a_time(local_embedder: LocalEmbedder,
+async def test_searches_stay_right_when_the_cache_has_room_for_one_user_only(local_embedder: LocalEmbedder,
                                                                            tmp_path: Path) -> None:
-    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_size=1) as mem:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_bytes=1) as mem:
         await mem.add(ALICE, "alice rides a red bicycle", scope=GUILD)
         await mem.add(BOB, "bob rides a red scooter", scope=GUILD)
 
@@ -324,3 +325,94 @@ async def test_a_closed_memory_refuses_work_with_a_clear_error(memory: UserMemor
 
     with pytest.raises(MemoryStoreError, match="closed"):
         await memory.add(ALICE, "too late", scope="dm")
+
+
+# -- context, ranking configuration, the size-bounded cache, incremental indexes ------------
+
+
+async def test_an_items_context_is_searched_but_not_shown(memory: UserMemory) -> None:
+    await memory.add(ALICE, "Yes! It was amazing", {"context": "Did you see the northern lights in Tromsø?"}, "dm")
+    await memory.add(ALICE, "I repaired the kitchen sink", None, "dm")
+
+    hits = await memory.search(ALICE, "Tromsø northern lights", scope="dm")
+
+    assert hits[0].text == "Yes! It was amazing"
+    assert hits[0].metadata["context"] == "Did you see the northern lights in Tromsø?"
+
+
+async def test_an_items_context_is_keyword_indexed_before_its_text(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
+        await mem.add(ALICE, "Yes! It was amazing", {"context": "How was the salsa class?"}, "dm")
+
+        assert [h.text for h in await mem.search(ALICE, "salsa", scope="dm")] == ["Yes! It was amazing"]
+        assert [h.text for h in await mem.search(ALICE, "amazing", scope="dm")] == ["Yes! It was amazing"]
+
+
+async def test_an_items_context_is_embedded_as_context_newline_text(tmp_path: Path,
+                                                                    local_embedder: LocalEmbedder) -> None:
+    recorder = RecordingEmbedder(local_embedder)
+    async with open_user_memory(str(tmp_path / "c"), embedder=recorder) as mem:
+        await mem.add(ALICE, "Yes!  It was\u200b amazing", {"context": "How was   the salsa class?"}, "dm")
+
+    assert recorder.texts == ["How was the salsa class?\nYes! It was amazing"]
+
+
+async def test_a_context_that_is_not_text_is_refused(memory: UserMemory) -> None:
+    with pytest.raises(ValueError, match="context"):
+        await memory.add(ALICE, "Yes!", {"context": 42}, "dm")
+
+
+async def test_searches_rank_with_the_ranking_config_given_at_open(tmp_path: Path,
+                                                                   local_embedder: LocalEmbedder) -> None:
+    keyword_only = ranking.RankingConfig(dense_weight=0.0, keyword_weight=1.0)
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, ranking_config=keyword_only) as mem:
+        await mem.add(ALICE, "zxqv is the code word", None, "dm")
+        await mem.add(ALICE, "the password for the wifi", None, "dm")
+
+        hits = await mem.search(ALICE, "zxqv", k=2, scope="dm")
+
+    assert mem.ranking_config is keyword_only
+    assert ranking.DEFAULT_CONFIG == ranking.RankingConfig()
+    assert [h.text for h in hits] == ["zxqv is the code word", "the password for the wifi"]
+    assert hits[0].score == pytest.approx(1 / (keyword_only.rrf_k + 1))
+
+
+async def test_the_cache_is_bounded_by_bytes_not_by_a_count_of_users(tmp_path: Path,
+                                                                      local_embedder: LocalEmbedder) -> None:
+    budget = 250_000  # less than Bob's 150 items and vectors, more than several light users
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_bytes=budget) as mem:
+        await mem.add_many([(BOB, f"bob note {n} about sailing", None, "dm") for n in range(150)])
+        assert len(await mem.search(BOB, "sailing", k=200, scope="dm")) == 150
+        cache = mem._cache
+        assert BOB in cache and cache.nbytes > budget  # the user in use stays, however big
+
+        for user in (ALICE, "3", "4", "5"):
+            await mem.add(user, "a light user's one note", None, "dm")
+            await mem.search(user, "note", scope="dm")
+
+        assert cache.nbytes <= budget
+        assert BOB not in cache
+        assert all(user in cache for user in (ALICE, "3", "4", "5"))
+        assert len(await mem.search(BOB, "sailing", k=200, scope="dm")) == 150
+
+
+def test_the_cache_refuses_a_budget_that_is_not_positive(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    with pytest.raises(ValueError, match="cache_bytes"):
+        open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_bytes=0)
+
+
+async def test_a_cached_users_searches_after_adds_and_deletes_equal_a_fresh_load(
+        tmp_path: Path, local_embedder: LocalEmbedder, clock: Clock) -> None:
+    path = str(tmp_path / "c")
+    texts = [f"{w} {n}" for n, w in enumerate(["sailing trip", "gym shoes", "sailing boat", "cat food"] * 5)]
+    async with open_user_memory(path, embedder=local_embedder, clock=clock) as mem:
+        await mem.search(ALICE, "anything")  # cache the (empty) user, then grow it one add at a time
+        ids = [await mem.add(ALICE, t, None, GUILD if n % 2 else "dm") for n, t in enumerate(texts)]
+        await mem.delete(ALICE, ids[2])
+        await mem.forget(ALICE, "dm")
+        grown = [(h.id, round(h.score, 9)) for h in await mem.search(ALICE, "sailing boat", k=10)]
+    async with open_user_memory(path, embedder=local_embedder, clock=clock) as fresh:
+        loaded = [(h.id, round(h.score, 9)) for h in await fresh.search(ALICE, "sailing boat", k=10)]
+
+    assert grown == loaded
+    assert len(grown) == 10

@@ -1,0 +1,102 @@
+"""The semantic memory's two caches: users' items by size, and recent query vectors.
+
+- `ItemsCache`: an LRU of `UserItems` by user id, bounded by the bytes those items take
+  (`UserItems.nbytes`), not by a count of users: one person with 50,000 items weighs as much
+  as hundreds with a few. The most recently used user is never evicted, so one user bigger
+  than the whole budget is still served from memory while in use.
+- `RecentVectors`: the vectors of the last few search queries, by text (thread-safe LRU).
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from memory import ranking
+from memory.user_items import UserItems
+
+__all__ = ["ItemsCache", "RecentVectors"]
+
+
+class ItemsCache:
+    """User id -> UserItems, least recently used evicted first once over `max_bytes`."""
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes <= 0:
+            raise ValueError(f"cache_bytes must be positive, not {max_bytes}")
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, UserItems] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, user_id: str) -> bool:
+        return user_id in self._entries
+
+    @property
+    def nbytes(self) -> int:
+        return sum(entry.nbytes for entry in self._entries.values())
+
+    def get(self, user_id: str) -> UserItems | None:
+        """The user's items (now the most recently used), or None."""
+        entry = self._entries.get(user_id)
+        if entry is not None:
+            self._entries.move_to_end(user_id)
+        return entry
+
+    def peek(self, user_id: str) -> UserItems | None:
+        """The user's items without marking them used."""
+        return self._entries.get(user_id)
+
+    def put(self, user_id: str, entry: UserItems) -> None:
+        self._entries[user_id] = entry
+        self._entries.move_to_end(user_id)
+        self.trim()
+
+    def drop(self, user_id: str) -> None:
+        self._entries.pop(user_id, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def trim(self) -> None:
+        """Evict the least recently used users until the rest fit (the newest always stays)."""
+        total = self.nbytes
+        while total > self.max_bytes and len(self._entries) > 1:
+            _, evicted = self._entries.popitem(last=False)
+            total -= evicted.nbytes
+
+
+class RecentVectors:
+    """The vectors of the last few search queries, by embedded text (thread-safe LRU).
+
+    A turn searches memory with the person's message and then stores that same message: the
+    add reuses the query's vector instead of running the model a second time. Texts are keyed
+    by `ranking.search_form` (spaces folded, end punctuation trimmed, as plan_query does), so
+    "Where to?" stored after searching "Where to?" hits; the vector is the search form's.
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        key = ranking.search_form(text)
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+            return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        key = ranking.search_form(text)
+        with self._lock:
+            self._vectors[key] = vector
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)

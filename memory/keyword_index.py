@@ -1,0 +1,100 @@
+"""An incremental Okapi BM25 index over one user's items, scored with numpy over a row mask.
+
+Documents are numbered rows (the rows of `memory.user_items.UserItems`); `add` indexes one
+more row and never rebuilds anything. A query is scored over the rows a boolean mask keeps
+(the user's live items in one scope): the collection statistics (document count, average
+length, each term's document frequency) are taken over those rows only, so the scores equal
+those of a BM25 index built from scratch over exactly those items. Deleted rows are simply
+masked out; their postings stay until the user's items are next loaded.
+
+Both indexing and querying tokenize with `memory.ranking.tokenize`, so a change to the
+tokenizer applies here too.
+
+Why this and not SQLite FTS5 or a library: FTS5's bm25() uses its own idf (log((N-n+0.5)/
+(n+0.5)), which goes negative for common terms, where ours is Lucene's non-negative one),
+keeps one set of statistics per table where we need them per scope, and would still need our
+tokenizer applied before it; `rank_bm25` rebuilds its arrays over the whole corpus (no
+incremental add); and the user's vectors already live in this process, so an inverted index
+beside them, a few appends per add, is the smallest thing that does the job (measured in
+bench/README.md, "Per-user memory at scale").
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+
+import numpy as np
+
+from memory.ranking import tokenize
+
+__all__ = ["KeywordIndex"]
+
+
+class KeywordIndex:
+    """Okapi BM25 (k1, b) over rows 0..n-1; `scores(query, mask)` gives the matching rows."""
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._lengths = array("d")
+        self._docs: dict[str, array[int]] = {}
+        self._tfs: dict[str, array[float]] = {}
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    @property
+    def nbytes(self) -> int:
+        """About how much memory the postings take."""
+        postings = sum(len(d) for d in self._docs.values())
+        return 8 * len(self._lengths) + 12 * postings + 100 * len(self._docs)
+
+    def add(self, row: int, text: str) -> None:
+        """Index `text` as row `row`, which must be the next row (len(self))."""
+        if row != len(self._lengths):
+            raise ValueError(f"rows are added in order: expected row {len(self._lengths)}, got {row}")
+        terms = Counter(tokenize(text or ""))
+        self._lengths.append(float(sum(terms.values())))
+        for term, tf in terms.items():
+            docs = self._docs.get(term)
+            if docs is None:
+                docs = self._docs[term] = array("i")
+                self._tfs[term] = array("d")
+            docs.append(row)
+            self._tfs[term].append(float(tf))
+
+    def scores(self, text: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, BM25 scores) of the rows in `mask` that share a query term with `text`.
+
+        `mask` is a boolean array over rows 0..len(self)-1: the documents of this search.
+        """
+        query = Counter(tokenize(text or ""))
+        if not query or not len(self._lengths):
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        lengths = np.frombuffer(self._lengths, dtype=np.float64)
+        mask = mask[: len(lengths)]
+        count = int(np.count_nonzero(mask))
+        total = float(lengths[mask].sum()) if count else 0.0
+        average = total / count if count and total else 1.0
+        acc = np.zeros(len(lengths), np.float64)
+        hit = np.zeros(len(lengths), bool)
+        for term, qtf in query.items():
+            found = self._docs.get(term)
+            if found is None:
+                continue
+            docs = np.frombuffer(found, dtype=np.int32)
+            keep = mask[docs]
+            rows = docs[keep]
+            if not len(rows):
+                continue
+            tf = np.frombuffer(self._tfs[term], dtype=np.float64)[keep]
+            idf = math.log(1.0 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
+            acc[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm) * qtf
+            hit[rows] = True
+        rows = np.flatnonzero(hit)
+        return rows, acc[rows]

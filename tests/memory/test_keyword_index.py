@@ -1,0 +1,98 @@
+"""Specification of memory.keyword_index: incremental Okapi BM25 over rows, scored under a mask."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memory.keyword_index import KeywordIndex
+
+
+def index_of(*texts: str) -> KeywordIndex:
+    index = KeywordIndex()
+    for row, text in enumerate(texts):
+        index.add(row, text)
+    return index
+
+
+def scores(index: KeywordIndex, query: str, mask: np.ndarray | None = None) -> dict[int, float]:
+    rows, values = index.scores(query, np.ones(len(index), bool) if mask is None else mask)
+    return dict(zip(rows.tolist(), values.tolist(), strict=True))
+
+
+def test_a_document_with_the_query_term_outranks_one_without() -> None:
+    found = scores(index_of("I joined a bouldering gym", "my cat hid under the bed"), "gym")
+    assert found[0] > 0
+    assert 1 not in found
+
+
+def test_a_rare_term_weighs_more_than_a_common_one() -> None:
+    index = index_of("gym gym session", "gym session about kafka", "gym again", "gym once more")
+    found = scores(index, "gym kafka")
+    assert max(found, key=found.__getitem__) == 1
+    assert scores(index, "kafka")[1] > scores(index, "gym")[1]
+
+
+def test_the_score_is_lucenes_bm25_with_k1_1_2_and_b_0_75() -> None:
+    index = index_of("kafka kafka streams", "gym")  # lengths 3 and 1, average 2
+    idf = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))
+    tf, norm = 2.0, 1.2 * (1 - 0.75 + 0.75 * 3 / 2)
+    assert scores(index, "kafka")[0] == pytest.approx(idf * tf * 2.2 / (tf + norm))
+
+
+def test_matching_ignores_case_punctuation_and_plural() -> None:
+    assert set(scores(index_of("Gyms are expensive in Berlin.", "nothing here"), "the GYM?")) == {0}
+
+
+def test_empty_index_and_empty_query_give_no_scores() -> None:
+    assert scores(index_of(), "gym") == {}
+    assert scores(index_of("gym"), "") == {}
+    assert scores(index_of("gym"), "   ?!  ") == {}
+
+
+def test_hostile_unicode_neither_raises_nor_matches_everything() -> None:
+    index = index_of("\u202e\u200b\u0000 tëst \U0001f600", "plain words")
+    found = scores(index, "\u202e\ufeff te\u0301st \U0001f600 \ud7ff")
+    assert 1 not in found
+    assert all(math.isfinite(v) for v in found.values())
+
+
+def test_scores_under_a_mask_equal_those_of_an_index_of_only_those_rows() -> None:
+    texts = ["my gym in Berlin", "gym shoes", "the cat sleeps", "Berlin cat cafe", "gym cat gym", "rain"]
+    keep = np.array([True, False, True, True, False, True])
+    alone = index_of(*(t for t, k in zip(texts, keep, strict=True) if k))
+
+    masked = scores(index_of(*texts), "gym cat Berlin", keep)
+
+    rows = np.flatnonzero(keep).tolist()
+    assert masked == pytest.approx({rows[r]: v for r, v in scores(alone, "gym cat Berlin").items()})
+
+
+def test_rows_added_after_a_search_score_as_if_indexed_all_at_once() -> None:
+    grown = index_of("kafka streams", "gym")
+    scores(grown, "kafka")
+    grown.add(2, "kafka on a laptop")
+    grown.add(3, "more gym")
+
+    assert scores(grown, "kafka gym") == pytest.approx(
+        scores(index_of("kafka streams", "gym", "kafka on a laptop", "more gym"), "kafka gym"))
+
+
+def test_masked_out_rows_never_score() -> None:
+    index = index_of("deleted kafka note", "kept kafka note")
+    assert set(scores(index, "kafka", np.array([False, True]))) == {1}
+
+
+def test_rows_must_be_added_in_order() -> None:
+    index = index_of("first")
+    with pytest.raises(ValueError, match="expected row 1"):
+        index.add(5, "skipped ahead")
+
+
+def test_a_huge_document_is_indexed_and_scored_finitely() -> None:
+    index = index_of(" ".join(f"word{n}" for n in range(20_000)) + " kafka", "kafka")
+    found = scores(index, "kafka word7")
+    assert set(found) == {0, 1}
+    assert all(math.isfinite(v) and v > 0 for v in found.values())
