@@ -1,33 +1,49 @@
-"""Retrieval evaluation of the per-user memory: recall@1/5/10 and MRR on written dialogues.
+"""Retrieval evaluation of the per-user memory on two datasets: recall@1/5/10, MRR, search p95.
 
-Run: `python bench/retrieval_eval.py` (add `--quick` for the main table only).
+Run: `python bench/retrieval_eval.py` (about 20 minutes on a loaded 2-core machine; `--quick`, 3: the
+main variants on the bot's own text unit only).
 
-Each user's turns (bench/data/dialogues.py, plus generic everyday requests as distractors)
-are added in time order to a fresh `memory.semantic.open_user_memory` store (real Chroma,
-real offline all-MiniLM-L6-v2), with the store's clock set to each turn's time. Before each
-question (bench/data/questions.py) only the turns said before it are in the store, and the
-question is asked with the clock at its own time. Every ranking variant runs through the
-store's own `search`: the store's `ranking_config` is set to the variant's
-`memory.ranking.RankingConfig` and its `search_mode` to the variant's, for that search.
+Datasets, side by side:
+- easy: the hand-written dialogues of bench/data/dialogues.py (6 users, 814 exchanges,
+  149 questions; split alternately into tune / held-out halves; any answer turn is a hit).
+- hard: bench/data/hard_histories.py (8 users, 432 exchanges each over 18 sessions and nine
+  months, 730 questions; users "aiko" and "dev" are the held-out split). A question's
+  recall@k is the share of its evidence turns in the top k ("window" questions: any one).
 
-Questions are split into a tuning half and a held-out half (alternating within each user);
-the tuned configuration was chosen on the tuning half only.
+Every turn is stored as the bot stores it: `bot.pipeline.exchange_items` gives the items
+(text + metadata), `memory.semantic.open_user_memory` (embedded Chroma, offline
+all-MiniLM-L6-v2) stores them with created_at = the turn's time, in time order; each
+question is asked at its own time with only the earlier turns stored. Text-unit variants
+are made from the bot's items (replies dropped, context dropped).
+
+Ranking variants differ only in how the same candidates are ordered, so each question
+gathers its candidates once and every variant orders them with `memory.ranking.fuse`
+and its own `RankingConfig`, passed as an argument: dense similarities from the very
+vectors the store computed (the store's embedder is wrapped to keep them), BM25 scores
+from an index over the same indexed texts with the variant's tokenizer. The store's own
+`search` is checked against this: the share of questions where both give the same top 10
+is printed. Search latency is the store's own `search`, hybrid vs dense, in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import logging
+import math
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,15 +52,199 @@ sys.path.insert(0, str(ROOT / "bench" / "data"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import hard_histories  # noqa: E402
 from dialogues import SESSIONS, filler_turns  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
+from bot.pipeline import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
+from bot.requests import TurnRequest  # noqa: E402
 from memory import ranking  # noqa: E402
 from memory.embeddings import LocalEmbedder  # noqa: E402
-from memory.semantic import open_user_memory  # noqa: E402
+from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 
-TUNED = ranking.DEFAULT_CONFIG
+DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
+K = 10
+TIME_EVERY = 2  # time the store's search on every second question
 PLAIN = ranking.RankingConfig(rewrite=False, parse_time=False, window_bonus=0.0, recency_boost=0.0)
+TODAY = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=0.1, rrf_k=10.0,
+                              window_bonus=1.0, recency_boost=0.5, half_life_days=7.0)
+SHIPPED = ranking.DEFAULT_CONFIG
+# memory.semantic embeds and keyword-indexes an item with metadata "context" as
+# context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
+NATIVE_CONTEXT = importlib.util.find_spec("memory.validation") is not None
+
+
+# -- the data, as one shape ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    id: str
+    when: float
+    said: str
+    reply: str
+    previous: str | None  # the bot's last message in the conversation, if there is one
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    id: str
+    user: str
+    asked_at: float
+    text: str
+    evidence: tuple[str, ...]
+    kind: str
+    split: str
+    match: str  # "all": share of evidence found; "any": one is enough
+
+
+@dataclass(slots=True)
+class Dataset:
+    name: str
+    turns: dict[str, list[Turn]]
+    questions: list[Question]
+
+
+def _epoch(stamp: str | datetime) -> float:
+    moment = datetime.fromisoformat(stamp) if isinstance(stamp, str) else stamp
+    return moment.replace(tzinfo=UTC).timestamp()
+
+
+def _chain(rows: Iterable[tuple[str, float, str, str]], gap_s: float = CONTEXT_MAX_AGE_S) -> list[Turn]:
+    """Turns in time order; each knows the bot's previous reply when it came within `gap_s`."""
+    out: list[Turn] = []
+    for tid, when, said, reply in sorted(rows, key=lambda r: r[1]):
+        previous = out[-1].reply if out and when - out[-1].when <= gap_s else None
+        out.append(Turn(tid, when, said, reply, previous))
+    return out
+
+
+def easy_dataset() -> Dataset:
+    turns = {}
+    for user in SESSIONS:
+        rows = [t for session in SESSIONS[user] for t in session] + filler_turns(user)
+        turns[user] = _chain((tid, _epoch(when), u, b) for tid, when, u, b in rows)
+    questions = []
+    per_user: Counter[str] = Counter()
+    for qid, user, asked, text, answers, tags in QUESTIONS:
+        split = "tune" if per_user[user] % 2 == 0 else "held-out"
+        per_user[user] += 1
+        questions.append(Question(qid, user, _epoch(asked), text, answers, tags[0], split, "any"))
+    return Dataset("easy", turns, questions)
+
+
+def hard_dataset() -> Dataset:
+    turns, questions = {}, []
+    for history in hard_histories.build():
+        turns[history.user] = _chain((t.id, _epoch(t.when), t.user, t.bot) for t in history.turns)
+        split = "held-out" if history.user in hard_histories.HELD_OUT else "tune"
+        questions += [Question(q.id, q.user, _epoch(q.asked_at), q.text, q.evidence, q.kind, split, q.match)
+                      for q in history.questions]
+    return Dataset("hard", turns, questions)
+
+
+# -- text units: what one turn stores ------------------------------------------------------
+
+Item = tuple[str, dict]
+
+
+def bot_items(user: str, turn: Turn) -> list[Item]:
+    """The items the bot's pipeline stores for this turn."""
+    req = TurnRequest(user_id=user, display_name=user, guild_id="1", channel_id="1", text=turn.said)
+    return exchange_items(req, turn.said, turn.reply, f"trace-{turn.id}", previous=turn.previous)
+
+
+def _no_replies(items: list[Item], turn: Turn) -> list[Item]:
+    return [(text, meta) for text, meta in items if meta.get("kind") != "reply"]
+
+
+def _message_only(items: list[Item], turn: Turn) -> list[Item]:
+    return [(text, {k: v for k, v in meta.items() if k != "context"}) for text, meta in _no_replies(items, turn)]
+
+
+def _context_always(items: list[Item], turn: Turn) -> list[Item]:
+    return [(text, {**meta, "context": turn.previous} if turn.previous else meta)
+            for text, meta in _no_replies(items, turn)]
+
+
+def _whole_exchange(items: list[Item], turn: Turn) -> list[Item]:
+    return [(f"user: {turn.said}\nbot: {turn.reply}", {"kind": "exchange", "shows_reply": True})]
+
+
+UNITS: dict[str, Callable[[list[Item], Turn], list[Item]]] = {
+    "bot's unit": lambda items, turn: items,
+    "no reply items": _no_replies,
+    "message only (before)": _message_only,
+    "context on every message": _context_always,
+    "whole exchange as one text": _whole_exchange,
+}
+
+
+def indexed_text(text: str, meta: dict) -> str:
+    """What the store embeds and keyword-indexes for an item."""
+    context = meta.get("context")
+    return f"{context}\n{text}" if isinstance(context, str) and context.strip() else text
+
+
+# -- signals -------------------------------------------------------------------------------
+
+
+class RecordingEmbedder:
+    """The offline model, keeping every vector it computes by the text's search form."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self._inner = inner
+        self.vectors: dict[str, np.ndarray] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def load(self) -> None:
+        self._inner.load()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out = self._inner.embed(texts)
+        for text, vector in zip(texts, out, strict=True):
+            self.vectors[ranking.search_form(text)] = np.asarray(vector, dtype=np.float32)
+        return out
+
+
+class Bm25:
+    """Okapi BM25 (Lucene idf, k1=1.2, b=0.75, as the store's index) over growing documents,
+    with a tokenizer of its own, so that tokenizers can be compared on the same items."""
+
+    def __init__(self, tokenize: Callable[[str], list[str]]) -> None:
+        self._tokenize = tokenize
+        self._tfs: list[Counter[str]] = []
+        self._lengths: list[int] = []
+        self._postings: dict[str, list[int]] = {}
+        self._total = 0
+
+    def add(self, text: str) -> None:
+        terms = Counter(self._tokenize(text))
+        for term in terms:
+            self._postings.setdefault(term, []).append(len(self._tfs))
+        self._tfs.append(terms)
+        self._lengths.append(sum(terms.values()))
+        self._total += self._lengths[-1]
+
+    def scores(self, query: str) -> dict[int, float]:
+        n_docs = len(self._tfs)
+        avg = self._total / n_docs if n_docs and self._total else 1.0
+        out: dict[int, float] = {}
+        for term, qtf in Counter(self._tokenize(query)).items():
+            docs = self._postings.get(term, ())
+            idf = math.log(1.0 + (n_docs - len(docs) + 0.5) / (len(docs) + 0.5))
+            for doc in docs:
+                tf = self._tfs[doc][term]
+                norm = 1.2 * (0.25 + 0.75 * self._lengths[doc] / avg)
+                out[doc] = out.get(doc, 0.0) + qtf * idf * tf * 2.2 / (tf + norm)
+        return out
 
 
 @dataclass(frozen=True)
@@ -52,57 +252,77 @@ class Variant:
     name: str
     mode: str
     config: ranking.RankingConfig
-    dedupe: bool = False
+    tokenizer: str = "default"
 
 
-def _variants(quick: bool) -> list[Variant]:
-    main = [
-        Variant("plain dense", "dense", PLAIN),
-        Variant("plain keyword (BM25)", "keyword", PLAIN),
-        Variant("naive fusion (RRF 1:1)", "hybrid", replace(PLAIN, fusion="rrf", dense_weight=1.0,
-                                                            keyword_weight=1.0)),
-        Variant("naive fusion (sum 1:1)", "hybrid", replace(PLAIN, fusion="sum", dense_weight=1.0,
-                                                            keyword_weight=1.0)),
-        Variant("TUNED hybrid", "hybrid", TUNED),
-    ]
-    if quick:
-        return main
-    ablation = [
-        Variant("tuned + query rewriting", "hybrid", replace(TUNED, rewrite=True)),
-        Variant("tuned + time words stripped", "hybrid", replace(TUNED, strip_time=True)),
-        Variant("tuned - time parsing", "hybrid", replace(TUNED, parse_time=False)),
-        Variant("tuned - window bonus", "hybrid", replace(TUNED, window_bonus=0.0)),
-        Variant("tuned - recency", "hybrid", replace(TUNED, recency_boost=0.0)),
-        Variant("tuned + near-dup removal", "hybrid", TUNED, dedupe=True),
-        Variant("tuned, fusion=sum", "hybrid", replace(TUNED, fusion="sum")),
-        Variant("dense + time (no BM25)", "dense", TUNED),
-        Variant("keyword + time (no dense)", "keyword", TUNED),
-    ]
-    for weight in (0.05, 0.2, 0.3, 0.5, 1.0):
-        ablation.append(Variant(f"tuned, keyword weight {weight:g}", "hybrid", replace(TUNED, keyword_weight=weight)))
-    for rrf_k in (3.0, 20.0, 60.0):
-        ablation.append(Variant(f"tuned, rrf k={rrf_k:g}", "hybrid", replace(TUNED, rrf_k=rrf_k)))
-    return main + ablation
-
-
-UNITS: dict[str, Callable[[str, str], str]] = {
-    "user message": lambda user, bot: user,
-    "exchange": lambda user, bot: f"user: {user}\nbot: {bot}",
+TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
+    "default": ranking.tokenize,
+    "light": ranking.make_tokenizer("light"),
+    "none": ranking.make_tokenizer("none"),
+    "no stop words": ranking.make_tokenizer(stop_words=False),
 }
 
 
-def _epoch(stamp: str) -> float:
-    return datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
+def main_variants() -> list[Variant]:
+    return [
+        Variant("plain dense", "dense", PLAIN),
+        Variant("plain BM25", "keyword", PLAIN),
+        Variant("naive fusion (RRF 1:1, k=60)", "hybrid", replace(PLAIN, keyword_weight=1.0, rrf_k=60.0)),
+        Variant("today's hybrid (BM25 0.1, k=10, time)", "hybrid", TODAY),
+        Variant("TUNED hybrid (shipped defaults)", "hybrid", SHIPPED),
+    ]
 
 
-def _turns(user: str) -> list[tuple[str, float, str, str]]:
-    turns = [t for session in SESSIONS[user] for t in session] + filler_turns(user)
-    return sorted(((tid, _epoch(when), u, b) for tid, when, u, b in turns), key=lambda t: t[1])
+def ablation_variants() -> list[Variant]:
+    out = [
+        Variant("dense + time (no BM25)", "dense", SHIPPED),
+        Variant("BM25 + time (no dense)", "keyword", SHIPPED),
+        Variant("tuned - time parsing", "hybrid", replace(SHIPPED, parse_time=False)),
+        Variant("tuned - window bonus", "hybrid", replace(SHIPPED, window_bonus=0.0)),
+        Variant("tuned - recency", "hybrid", replace(SHIPPED, recency_boost=0.0)),
+        Variant("tuned + query rewriting", "hybrid", replace(SHIPPED, rewrite=True)),
+        Variant("tuned, fusion=sum", "hybrid", replace(SHIPPED, fusion="sum")),
+    ]
+    for weight in (0.1, 0.3, 0.5, 0.7, 1.0, 1.5):
+        out.append(Variant(f"tuned, BM25 weight {weight:g}", "hybrid", replace(SHIPPED, keyword_weight=weight)))
+    for rrf_k in (5.0, 10.0, 30.0, 60.0):
+        out.append(Variant(f"tuned, rrf k={rrf_k:g}", "hybrid", replace(SHIPPED, rrf_k=rrf_k)))
+    for name_weight in (None, 0.5, 1.0, 1.5, 2.0):
+        out.append(Variant(f"tuned, BM25 weight with names {name_weight}", "hybrid",
+                           replace(SHIPPED, name_keyword_weight=name_weight)))
+    for depth in (10, 20, 50):
+        out.append(Variant(f"tuned, fusion depth {depth}", "hybrid", replace(SHIPPED, fusion_depth=depth)))
+    for tokenizer in TOKENIZERS:
+        if tokenizer != "default":
+            out.append(Variant(f"tuned, BM25 tokens: {tokenizer}", "hybrid", SHIPPED, tokenizer))
+            out.append(Variant(f"plain BM25, tokens: {tokenizer}", "keyword", PLAIN, tokenizer))
+    return out
 
 
-def _half(question_id: str) -> str:
-    index = [q[0] for q in QUESTIONS if q[1] == question_id.split("-")[1]].index(question_id)
-    return "tune" if index % 2 == 0 else "held-out"
+def grid_variants() -> list[Variant]:
+    """Fusion weights chosen across both sets: BM25 weight x its weight for named queries x k."""
+    out = []
+    for weight in (0.2, 0.4, 0.7, 1.0):
+        for name_weight in (None, 1.0, 1.5, 2.5):
+            if name_weight is not None and name_weight <= weight:
+                continue
+            for rrf_k in (10.0, 30.0, 60.0):
+                config = replace(SHIPPED, keyword_weight=weight, name_keyword_weight=name_weight, rrf_k=rrf_k)
+                out.append(Variant(f"grid BM25 {weight:g}, named {name_weight}, k={rrf_k:g}", "hybrid", config))
+    return out
+
+
+# -- one run over one dataset and one text unit --------------------------------------------
+
+
+@dataclass(slots=True)
+class Outcome:
+    """Per variant: question id -> (recall@1, recall@5, recall@10, reciprocal rank)."""
+
+    scores: dict[str, dict[str, tuple[float, float, float, float]]] = field(default_factory=dict)
+    agree: int = 0
+    checked: int = 0
+    latency_ms: dict[str, list[float]] = field(default_factory=dict)
 
 
 class Clock:
@@ -113,113 +333,239 @@ class Clock:
         return self.now
 
 
-async def _evaluate_unit(unit: str, variants: list[Variant], embedder: LocalEmbedder,
-                         folder: Path) -> dict[str, dict[str, int | None]]:
-    """{variant name: {question id: rank of the first answer (1-based) or None}}."""
-    render = UNITS[unit]
+async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedder: RecordingEmbedder,
+                   folder: Path, timing: bool) -> Outcome:
+    """Store every turn of `dataset` as `unit` says, ask every question, score every variant."""
     clock = Clock()
-    ranks: dict[str, dict[str, int | None]] = {v.name: {} for v in variants}
-    memory = open_user_memory(str(folder / unit.replace(" ", "_")), embedder=embedder, clock=clock)
+    outcome = Outcome(scores={v.name: {} for v in variants})
+    make_unit = UNITS[unit]
+    memory = open_user_memory(str(folder / f"{dataset.name}-{unit.replace(' ', '_').replace(chr(39), '')}"),
+                              embedder=embedder, clock=clock, collection=dataset.name)
+    tokenizers = sorted({v.tokenizer for v in variants})
     try:
-        for user in SESSIONS:
-            pending = _turns(user)
-            ids: dict[str, str] = {}
-            for qid, _, asked_at, text, answers, _tags in sorted(
-                    (q for q in QUESTIONS if q[1] == user), key=lambda q: q[2]):
-                asked = _epoch(asked_at)
-                while pending and pending[0][1] <= asked:
-                    tid, when, said, reply = pending.pop(0)
-                    clock.now = when
-                    item = await memory.add(user, render(said, reply), {"turn_id": tid})
-                    ids[item] = tid
-                clock.now = asked
-                for variant in variants:
-                    memory.ranking_config = variant.config
-                    memory.search_mode = variant.mode
-                    hits = await memory.search(user, text, k=30 if variant.dedupe else 10)
-                    found = [(h.id, h.score) for h in hits]
-                    if variant.dedupe:
-                        found = ranking.drop_near_duplicates(found, {h.id: h.text for h in hits})
-                    order = [ids[i] for i, _ in found[:10]]
-                    ranks[variant.name][qid] = next(
-                        (n for n, tid in enumerate(order, start=1) if tid in answers), None)
+        for user, turns in dataset.turns.items():
+            pending = list(turns)
+            turn_of: list[str] = []          # item row -> turn id
+            reply_shown: list[bool] = []     # item row -> does the item show the bot's reply
+            created: list[float] = []
+            vectors: list[np.ndarray] = []
+            indexes = {name: Bm25(TOKENIZERS[name]) for name in tokenizers}
+            item_ids: list[str] = []         # item row -> the store's id (ties break by id, as in the store)
+            for q in sorted((q for q in dataset.questions if q.user == user), key=lambda q: (q.asked_at, q.id)):
+                batch: list[tuple[str, str, dict, str | None]] = []
+                rows: list[tuple[str, str, float, str]] = []
+                while pending and pending[0].when <= q.asked_at:
+                    turn = pending.pop(0)
+                    for text, meta in make_unit(bot_items(user, turn), turn):
+                        meta = {**meta, "created_at": turn.when}
+                        indexed = indexed_text(text, meta)
+                        stored = text if NATIVE_CONTEXT else indexed
+                        batch.append((user, stored, meta, "guild:1"))
+                        shows_reply = meta.pop("shows_reply", meta.get("kind") == "reply")
+                        rows.append((turn.id, indexed, turn.when, shows_reply))
+                if batch:
+                    ids = await memory.add_many(batch)
+                    for item_id, (tid, indexed, when, shows_reply) in zip(ids, rows, strict=True):
+                        item_ids.append(item_id)
+                        turn_of.append(tid)
+                        reply_shown.append(shows_reply)
+                        created.append(when)
+                        vectors.append(embedder.vectors[ranking.search_form(" ".join(indexed.split()))])
+                        for index in indexes.values():
+                            index.add(indexed)
+                clock.now = q.asked_at
+                await _ask(memory, embedder, user, q, variants, outcome, turn_of, reply_shown, created, np.vstack(vectors),
+                           indexes, item_ids, timing)
     finally:
         await memory.close()
-    return ranks
+    return outcome
 
 
-def _metrics(ranks: list[int | None]) -> tuple[float, float, float, float]:
+async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Question, variants: list[Variant], outcome: Outcome,
+               turn_of: list[str], reply_shown: list[bool], created: list[float], matrix: np.ndarray,
+               indexes: dict[str, Bm25], ids: list[str], timing: bool) -> None:
+    row_of = {item_id: n for n, item_id in enumerate(ids)}
+    created_at = dict(zip(ids, created, strict=True))
+
+    def shows(row: str) -> bool:
+        # a question about what the bot said is answered only by an item that shows the reply
+        return q.kind != "bot" or reply_shown[row_of[row]]
+
+    similarity_cache: dict[str, dict[str, float]] = {}
+    keyword_cache: dict[tuple[str, str], dict[str, float]] = {}
+    for variant in variants:
+        plan = ranking.plan_query(q.text, q.asked_at, variant.config)
+        search_text = plan.search_text
+        dense: dict[str, float] = {}
+        if variant.mode != "keyword":
+            if search_text not in similarity_cache:
+                sims = matrix @ await _query_vector(recorder, search_text)
+                top = np.argsort(-sims)[:DENSE_DEPTH]
+                similarity_cache[search_text] = {ids[r]: float(sims[r]) for r in top}
+            dense = similarity_cache[search_text]
+        keyword: dict[str, float] = {}
+        if variant.mode != "dense":
+            key = (variant.tokenizer, search_text)
+            if key not in keyword_cache:
+                keyword_cache[key] = {ids[d]: v for d, v in indexes[variant.tokenizer].scores(search_text).items()}
+            keyword = keyword_cache[key]
+        ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=q.asked_at,
+                              k=K, mode=variant.mode, config=variant.config)
+        rows = [r for r, _ in ranked]
+        order = [turn_of[row_of[r]] for r in rows]
+        outcome.scores[variant.name][q.id] = _score_rows(rows, order, q, shows)
+        if variant.config is SHIPPED and variant.mode == "hybrid" and variant.tokenizer == "default":
+            hits = await memory.search(user, q.text, k=K, scope=None)
+            outcome.checked += 1
+            outcome.agree += [h.id for h in hits] == rows
+    if timing and len(outcome.scores[variants[0].name]) % TIME_EVERY == 0:
+        await _time_search(memory, user, q, outcome)
+
+
+async def _query_vector(recorder: RecordingEmbedder, text: str) -> np.ndarray:
+    """The query's vector, from the model the store uses (computed once per text)."""
+    key = ranking.search_form(" ".join(text.split()))
+    if key not in recorder.vectors:
+        await asyncio.to_thread(recorder.embed, [" ".join(text.split())])
+    return recorder.vectors[key]
+
+
+def _score_rows(rows: list[str], order: list[str], q: Question,
+                shows: Callable[[str], bool]) -> tuple[float, float, float, float]:
+    good = [n for n, (row, tid) in enumerate(zip(rows, order, strict=True), start=1)
+            if tid in q.evidence and shows(row)]
+
     def recall(k: int) -> float:
-        return sum(1 for r in ranks if r is not None and r <= k) / len(ranks)
-    mrr = statistics.fmean(1.0 / r if r is not None else 0.0 for r in ranks)
-    return recall(1), recall(5), recall(10), mrr
+        found = {order[n - 1] for n in good if n <= k}
+        if q.match == "any":
+            return 1.0 if found else 0.0
+        return len(found) / len(set(q.evidence))
+
+    return recall(1), recall(5), recall(10), (1.0 / good[0] if good else 0.0)
 
 
-def _table(title: str, ranks: dict[str, dict[str, int | None]], names: list[str]) -> None:
-    halves = {"tune": [], "held-out": []}
-    for q in QUESTIONS:
-        halves[_half(q[0])].append(q[0])
-    time_qs = [q[0] for q in QUESTIONS if "time" in q[5]]
-    para_qs = [q[0] for q in QUESTIONS if "para" in q[5]]
-    name_qs = [q[0] for q in QUESTIONS if "name" in q[5]]
-    print(f"\n## {title}  (tune n={len(halves['tune'])}, held-out n={len(halves['held-out'])}, "
-          f"time n={len(time_qs)}, paraphrase n={len(para_qs)}, by-name n={len(name_qs)})")
-    print(f"{'variant':34} | {'tuning half: R@1  R@5  R@10  MRR':34} | {'held-out half: R@1  R@5  R@10  MRR':35} "
-          f"| all MRR | time R@5 | para R@5 | name R@5")
+async def _time_search(memory: UserMemory, user: str, q: Question, outcome: Outcome) -> None:
+    """The store's own search, hybrid vs dense, each on a text it has not embedded yet
+    (the suffixes are BM25 stop words), alternating which goes first."""
+    modes = ["hybrid", "dense"] if len(outcome.latency_ms.get("hybrid", ())) % 2 == 0 else ["dense", "hybrid"]
+    for mode, suffix in zip(modes, (" please", " thanks"), strict=True):
+        memory.search_mode = mode
+        started = time.perf_counter()
+        await memory.search(user, q.text + suffix, k=5, scope=None)
+        outcome.latency_ms.setdefault(mode, []).append((time.perf_counter() - started) * 1000.0)
+        started = time.perf_counter()
+        await memory.search(user, q.text + suffix, k=5, scope=None)
+        outcome.latency_ms.setdefault(f"{mode}, query vector known", []).append(
+            (time.perf_counter() - started) * 1000.0)
+    memory.search_mode = "hybrid"
+
+
+# -- reporting -----------------------------------------------------------------------------
+
+
+def _mean(values: list[tuple[float, ...]], i: int) -> float:
+    return statistics.fmean(v[i] for v in values) if values else float("nan")
+
+
+def _cells(per: dict[str, tuple[float, ...]], questions: list[Question]) -> str:
+    values = [per[q.id] for q in questions]
+    return f"{_mean(values, 0):.2f} {_mean(values, 1):.2f} {_mean(values, 2):.2f} {_mean(values, 3):.3f}"
+
+
+def print_table(title: str, dataset: Dataset, outcome: Outcome, names: list[str]) -> None:
+    splits = {s: [q for q in dataset.questions if q.split == s] for s in ("tune", "held-out")}
+    kinds = sorted({q.kind for q in dataset.questions})
+    by_kind = {k: [q for q in dataset.questions if q.kind == k] for k in kinds}
+    print(f"\n## {title}  (tune n={len(splits['tune'])}, held-out n={len(splits['held-out'])}; "
+          + ", ".join(f"{k} n={len(v)}" for k, v in by_kind.items()) + ")")
+    print(f"{'variant':44} | tune: R@1  R@5  R@10 MRR   | held-out: R@1 R@5 R@10 MRR | "
+          + " ".join(f"{k[:7]:>7}" for k in kinds) + "  (R@5 by kind, all splits)")
     for name in names:
-        per = ranks[name]
-        cells = []
-        for half in ("tune", "held-out"):
-            r1, r5, r10, mrr = _metrics([per[q] for q in halves[half]])
-            cells.append(f"{r1:.2f} {r5:.2f} {r10:.2f} {mrr:.3f}")
-        all_mrr = _metrics(list(per.values()))[3]
-        t5 = _metrics([per[q] for q in time_qs])[1]
-        p5 = _metrics([per[q] for q in para_qs])[1]
-        n5 = _metrics([per[q] for q in name_qs])[1]
-        print(f"{name:34} | {'':13}{cells[0]:21} | {'':14}{cells[1]:21} | {all_mrr:.3f}   | {t5:.2f}     "
-              f"| {p5:.2f}     | {n5:.2f}")
+        per = outcome.scores[name]
+        kind_cells = " ".join(f"{_mean([per[q.id] for q in by_kind[k]], 1):7.2f}" for k in kinds)
+        print(f"{name:44} | {_cells(per, splits['tune']):24} | {_cells(per, splits['held-out']):24} | {kind_cells}")
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="main table only, user-message unit only")
-    parser.add_argument("--misses", action="store_true", help="list the tuned hybrid's misses at 5")
-    args = parser.parse_args()
+def print_grid(datasets: list[Dataset], outcomes: list[Outcome], names: list[str], top: int = 15) -> None:
+    """The grid ranked on the TUNING splits only: by the worse of the two sets' gain in R@5
+    over today's hybrid, then by the mean tuning MRR."""
+    def tune(d: Dataset, o: Outcome, name: str) -> tuple[float, float]:
+        values = [o.scores[name][q.id] for q in d.questions if q.split == "tune"]
+        return _mean(values, 1), _mean(values, 3)
+
+    base = [tune(d, o, "today's hybrid (BM25 0.1, k=10, time)")[0] for d, o in zip(datasets, outcomes, strict=True)]
+    rows = []
+    for name in names:
+        cells = [tune(d, o, name) for d, o in zip(datasets, outcomes, strict=True)]
+        gain = min(r5 - b for (r5, _), b in zip(cells, base, strict=True))
+        rows.append((gain, statistics.fmean(m for _, m in cells), name, cells))
+    rows.sort(key=lambda r: (-r[0], -r[1], r[2]))
+    print(f"\n## Fusion grid, {len(rows)} settings, ranked on the tuning splits only (top {top})")
+    print(f"{'setting':44} | " + " | ".join(f"{d.name} tune R@5  MRR" for d in datasets) + " | worse gain in R@5")
+    for gain, _, name, cells in rows[:top]:
+        print(f"{name:44} | " + " | ".join(f"{r5:13.2f} {m:.3f}" for r5, m in cells) + f" | {gain:+.2f}")
+
+
+def _p(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
+
+
+def print_latency(name: str, outcome: Outcome) -> None:
+    lat = outcome.latency_ms
+    if not lat:
+        return
+    print(f"\n## {name}: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
+    for mode in ("dense", "hybrid", "dense, query vector known", "hybrid, query vector known"):
+        print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
+    print(f"hybrid / dense p95: {_p(lat['hybrid'], 95) / _p(lat['dense'], 95):.2f} (query embedded), "
+          f"{_p(lat['hybrid, query vector known'], 95) / _p(lat['dense, query vector known'], 95):.2f} "
+          f"(vector known)")
+
+
+async def run(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING)
-    variants = _variants(args.quick)
-    users = len(SESSIONS)
-    sessions = sum(len(s) for s in SESSIONS.values())
-    turns = sum(len(_turns(u)) for u in SESSIONS)
-    print(f"# retrieval eval: {users} users, {sessions} sessions, {turns} stored exchanges "
-          f"(incl. generic distractors), {len(QUESTIONS)} questions")
-    embedder = LocalEmbedder()
+    datasets = [easy_dataset(), hard_dataset()]
+    for d in datasets:
+        print(f"# {d.name}: {len(d.turns)} users, {sum(len(t) for t in d.turns.values())} turns, "
+              f"{len(d.questions)} questions ({', '.join(f'{k} {v}' for k, v in sorted(Counter(q.kind for q in d.questions).items()))})")
+    print(f"# context metadata: {'embedded by the store' if NATIVE_CONTEXT else 'folded into the stored text by the eval (store has no context support yet)'}")
+    embedder = RecordingEmbedder(LocalEmbedder())
     started = time.perf_counter()
     embedder.load()
-    print(f"embedding model loaded in {time.perf_counter() - started:.1f} s")
-    units = ["user message"] if args.quick else list(UNITS)
-    main_names = [v.name for v in variants[:5]]
+    print(f"# embedding model loaded in {time.perf_counter() - started:.1f} s")
+    main = main_variants()
+    grid = [] if args.quick else grid_variants()
+    variants = main if args.quick else main + ablation_variants() + grid
+    units = ["bot's unit"] if args.quick else list(UNITS)
+    results: dict[tuple[str, str], Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
-        results = {}
         for unit in units:
-            started = time.perf_counter()
-            results[unit] = await _evaluate_unit(unit, variants, embedder, Path(tmp))
-            print(f"[{unit}] evaluated {len(variants)} variants in {time.perf_counter() - started:.1f} s")
-        for unit in units:
-            _table(f"Main: text unit = {unit}", results[unit], main_names)
-        if not args.quick:
-            _table("Ablation (text unit = user message)", results["user message"], [v.name for v in variants])
-            print("\n## Text unit (tuned hybrid and plain baselines)")
-            for unit in units:
-                for name in main_names:
-                    r1, r5, r10, mrr = _metrics(list(results[unit][name].values()))
-                    print(f"{unit:14} {name:28} R@1 {r1:.2f}  R@5 {r5:.2f}  R@10 {r10:.2f}  MRR {mrr:.3f}")
-        if args.misses:
-            per = results[units[0]]["TUNED hybrid"]
-            print("\n## tuned hybrid misses at 5")
-            for q in QUESTIONS:
-                if per[q[0]] is None or per[q[0]] > 5:
-                    print(f"{q[0]:10} rank={per[q[0]]} {q[3]!r} -> {q[4]}")
+            for d in datasets:
+                started = time.perf_counter()
+                chosen = variants if unit == "bot's unit" else main
+                results[(d.name, unit)] = await evaluate(d, unit, chosen, embedder, Path(tmp),
+                                                         timing=unit == "bot's unit")
+                out = results[(d.name, unit)]
+                print(f"[{d.name} / {unit}] {len(chosen)} variants in {time.perf_counter() - started:.0f} s; "
+                      f"the store's own search gives the same top {K} on {out.agree}/{out.checked} questions")
+    for d in datasets:
+        print_table(f"{d.name}: main (text unit = the bot's)", d, results[(d.name, "bot's unit")],
+                    [v.name for v in main])
+    for d in datasets:
+        print_latency(d.name, results[(d.name, "bot's unit")])
+    if args.quick:
+        return
+    for d in datasets:
+        print_table(f"{d.name}: ablations (text unit = the bot's)", d, results[(d.name, "bot's unit")],
+                    [v.name for v in variants if v not in grid])
+    print_grid(datasets, [results[(d.name, "bot's unit")] for d in datasets], [v.name for v in grid])
+    for unit in units[1:]:
+        for d in datasets:
+            print_table(f"{d.name}: text unit = {unit}", d, results[(d.name, unit)], [v.name for v in main])
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="main variants, the bot's text unit only")
+    asyncio.run(run(parser.parse_args()))

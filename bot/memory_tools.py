@@ -6,35 +6,78 @@ schema refuses extra arguments). `remember` does not write at once: it collects 
 the turn's `pending` list, and the pipeline stores it with the rest of the turn, so that a turn
 that fails stores nothing (no half turn).
 
+Recalled memories reach the model as the lines of `memory_lines` (in the prompt and in
+`recall_memory`'s answer): newest first, each with its date, a memory older than another
+recalled one on the same subject marked "earlier" (so "I moved from Lyon to Berlin" reads as
+replacing "I live in Lyon"), what the bot itself said marked as its reply, and a short
+message shown with the message it answered.
+
 Part of bot/: joins agent/ (tools) and memory/ (the store).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
-from memory.semantic import scope_for
+from memory.ranking import tokenize
+from memory.semantic import MemoryHit, scope_for
 
-__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line"]
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
 
 MAX_FACT_CHARS = 1000
 MAX_FACTS_PER_TURN = 5
 RECALL_LINE_CHARS = 600
+CONTEXT_SHOWN_CHARS = 160
 
 
-def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
-                       max_chars: int | None = None) -> str:
-    """One memory as the model reads it: "(YYYY-MM-DD) text", the date from created_at."""
-    created = (metadata or {}).get("created_at")
-    prefix = ""
-    if isinstance(created, (int, float)):
-        prefix = f"({datetime.fromtimestamp(created, UTC):%Y-%m-%d}) "
+def _one_line(text: str, max_chars: int | None) -> str:
     body = " ".join(text.split())
     if max_chars is not None and len(body) > max_chars:
         body = body[:max_chars].rstrip() + " [...]"
+    return body
+
+
+def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
+                       max_chars: int | None = None, earlier: bool = False) -> str:
+    """One memory as the model reads it: "(YYYY-MM-DD) text", the date from created_at;
+    "(YYYY-MM-DD, earlier)" when a newer memory on its subject was recalled with it. The
+    bot's own reply reads "you replied to “question”: answer"; a message stored with the
+    message it answered (metadata `context`) ends with "(answering: “...”)"."""
+    meta = metadata or {}
+    created = meta.get("created_at")
+    stamp = [f"{datetime.fromtimestamp(created, UTC):%Y-%m-%d}"] if isinstance(created, (int, float)) else []
+    stamp += ["earlier"] if earlier else []
+    prefix = f"({', '.join(stamp)}) " if stamp else ""
+    body = _one_line(text, max_chars)
+    context = meta.get("context")
+    if isinstance(context, str) and context.strip():
+        shown = _one_line(context, CONTEXT_SHOWN_CHARS)
+        if meta.get("kind") == "reply":
+            return f"{prefix}you replied to “{shown}”: {body}"
+        return f"{prefix}{body} (answering: “{shown}”)"
     return prefix + body
+
+
+def _created(hit: MemoryHit) -> float:
+    value = hit.metadata.get("created_at")
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> list[str]:
+    """Recalled memories as lines, newest first; a memory sharing a word (BM25's tokens)
+    with a newer one among them is marked earlier: it may have been superseded."""
+    ordered = sorted(hits, key=_created, reverse=True)  # stable: equal times keep their rank
+    seen: set[str] = set()
+    lines = []
+    for hit in ordered:
+        words = set(tokenize(hit.text))
+        lines.append(format_memory_line(hit.text, hit.metadata, max_chars=max_chars,
+                                        earlier=bool(words & seen)))
+        seen |= words
+    return lines
 
 
 class MemoryTools:
@@ -62,10 +105,7 @@ class MemoryTools:
             hits = await memory.search(ctx.user_id, query, k=k, scope=recall_scope(ctx.guild_id))
             if not hits:
                 return "Nothing remembered about that."
-            return "\n".join(
-                f"- {format_memory_line(h.text, h.metadata, max_chars=RECALL_LINE_CHARS)}"
-                for h in hits
-            )
+            return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))
 
         self._recall = Tool.from_function(recall_memory, timeout_s=timeout_s)
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from agent.tools.registry import ToolContext
-from bot.memory_tools import MAX_FACT_CHARS, MAX_FACTS_PER_TURN, MemoryTools, format_memory_line
+from datetime import UTC, datetime
+
+from bot.memory_tools import MAX_FACT_CHARS, MAX_FACTS_PER_TURN, MemoryTools, format_memory_line, memory_lines
 from memory.embeddings import OpenAIEmbedder
-from memory.semantic import UserMemory, open_user_memory, scope_for
+from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
 from tests.bot.conftest import ALICE, BOB, GUILD, OTHER_GUILD
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -83,3 +85,55 @@ async def test_remember_refuses_empty_too_many_and_cuts_long_facts(memory: UserM
 def test_memory_lines_carry_their_date() -> None:
     assert format_memory_line("likes  tea\n", {"created_at": 0}) == "(1970-01-01) likes tea"
     assert format_memory_line("x" * 50, None, max_chars=10) == "x" * 10 + " [...]"
+
+
+def day(month: int, dom: int) -> float:
+    return datetime(2026, month, dom, 12, tzinfo=UTC).timestamp()
+
+
+def hit(text: str, created_at: float, score: float = 1.0, **meta: object) -> MemoryHit:
+    return MemoryHit(id=text, text=text, score=score, metadata={"created_at": created_at, **meta})
+
+
+def test_a_changed_fact_comes_back_newest_first_and_the_older_one_marked_earlier() -> None:
+    lines = memory_lines([hit("I live in Lyon", day(9, 1), score=0.9),
+                          hit("I moved from Lyon to Berlin", day(11, 2), score=0.4)])
+    assert lines == ["(2026-11-02) I moved from Lyon to Berlin", "(2026-09-01, earlier) I live in Lyon"]
+
+
+def test_an_older_memory_on_another_subject_is_not_marked_earlier() -> None:
+    lines = memory_lines([hit("my cat is called Miso", day(9, 1)), hit("I moved to Berlin", day(11, 2))])
+    assert lines == ["(2026-11-02) I moved to Berlin", "(2026-09-01) my cat is called Miso"]
+
+
+def test_memories_of_the_same_moment_keep_their_ranking_order() -> None:
+    lines = memory_lines([hit("first", day(9, 1)), hit("second", day(9, 1)), hit("third", day(9, 1))])
+    assert [line.split(") ")[1] for line in lines] == ["first", "second", "third"]
+
+
+def test_no_memories_give_no_lines_and_undated_ones_sort_last() -> None:
+    assert memory_lines([]) == []
+    undated = MemoryHit(id="x", text="undated note", score=1.0, metadata={})
+    assert memory_lines([undated, hit("dated", day(9, 1))]) == ["(2026-09-01) dated", "undated note"]
+
+
+def test_the_bots_own_reply_reads_as_its_reply_to_the_question() -> None:
+    line = format_memory_line("Try a leek quiche.", {"created_at": day(10, 3), "kind": "reply",
+                                                     "context": "any idea for dinner?"})
+    assert line == "(2026-10-03) you replied to “any idea for dinner?”: Try a leek quiche."
+
+
+def test_a_short_message_shows_what_it_answered_and_a_huge_context_is_cut() -> None:
+    line = format_memory_line("Yes! It was amazing", {"created_at": day(10, 3), "kind": "exchange",
+                                                      "context": "How was Priya's recital?"})
+    assert line == "(2026-10-03) Yes! It was amazing (answering: “How was Priya's recital?”)"
+    long = format_memory_line("ok", {"kind": "exchange", "context": "word " * 1000})
+    assert len(long) < 200 and "[...]" in long
+
+
+async def test_recall_lists_a_changed_fact_newest_first(memory: UserMemory) -> None:
+    await memory.add(ALICE, "I live in Lyon", {"created_at": day(9, 1)}, scope_for(GUILD))
+    await memory.add(ALICE, "I moved from Lyon to Berlin", {"created_at": day(11, 2)}, scope_for(GUILD))
+    result = await MemoryTools(memory).for_turn([]).call("recall_memory", {"query": "Lyon"}, ALICE_HERE)
+    lines = [line for line in result.observation.splitlines() if "Lyon" in line]
+    assert lines == ["- (2026-11-02) I moved from Lyon to Berlin", "- (2026-09-01, earlier) I live in Lyon"]

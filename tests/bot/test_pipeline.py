@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.events import (
@@ -18,7 +19,9 @@ from agent.events import (
     ToolStarted,
 )
 from bot.errors import sentence_for
+from bot.pipeline import CONTEXT_MAX_AGE_S, exchange_items
 from bot.runtime import Runtime
+from memory.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
 from tests.bot.conftest import (
     ALICE,
@@ -69,10 +72,55 @@ async def test_an_answered_turn_stores_buffer_trace_and_memory(runtime: Runtime,
     assert trace is not None and trace.trace_id == result.trace_id
     assert trace.outcome == "answered" and trace.question == "My cat is called Miso."
     assert [e["type"] for e in trace.events] == ["model_called", "final_answer", "run_ended"]
-    assert len(items) == 1 and "Miso" in items[0].text
-    assert items[0].metadata["kind"] == "exchange"
-    assert items[0].metadata["trace_id"] == result.trace_id
-    assert items[0].metadata["scope"] == f"guild:{GUILD}"
+    said, reply = sorted(items, key=lambda i: i.metadata["kind"])
+    assert said.text == "My cat is called Miso." and said.metadata["kind"] == "exchange"
+    assert "context" not in said.metadata  # the channel had no message before it
+    assert reply.text == "Miso is a lovely name for a cat." and reply.metadata["kind"] == "reply"
+    assert reply.metadata["context"] == "My cat is called Miso."
+    assert {i.metadata["trace_id"] for i in items} == {result.trace_id}
+    assert {i.metadata["scope"] for i in items} == {f"guild:{GUILD}"}
+
+
+async def test_a_short_reply_is_stored_with_the_message_it_answered(runtime: Runtime, fake: FakeOpenAI) -> None:
+    fake.reply("Final Answer: Exciting! Are you going to Priya's piano recital?")
+    fake.reply("Final Answer: Wonderful!")
+    await runtime.pipeline.handle(ask("Tonight is Priya's piano recital, she has practised for months."))
+    await runtime.pipeline.handle(ask("Yes! It was amazing"))
+    items = await runtime.user_memory.list(ALICE)
+    short = next(i for i in items if i.text == "Yes! It was amazing")
+    assert short.metadata["context"] == "Exciting! Are you going to Priya's piano recital?"
+    long = next(i for i in items if i.text.startswith("Tonight is Priya's"))
+    assert "context" not in long.metadata  # a message of more than SHORT_MESSAGE_WORDS words stands alone
+
+
+async def test_a_short_message_after_a_long_pause_has_no_context(runtime: Runtime, fake: FakeOpenAI) -> None:
+    await runtime.buffer.append_many([BufferedMessage(
+        channel_id=CHANNEL, guild_id=GUILD, author_id="assistant", author_name="assistant",
+        role="assistant", content="How was the recital?",
+        created_at=datetime.now(UTC) - timedelta(seconds=CONTEXT_MAX_AGE_S + 60))])
+    fake.reply("Final Answer: Good to hear.")
+    await runtime.pipeline.handle(ask("Yes! It was amazing"))
+    short = next(i for i in await runtime.user_memory.list(ALICE) if i.metadata["kind"] == "exchange")
+    assert "context" not in short.metadata
+
+
+async def test_what_the_bot_recommended_is_recalled_when_asked_about(runtime: Runtime, fake: FakeOpenAI) -> None:
+    fake.reply("Final Answer: A leek and gruyère quiche: soften the leeks, bake 35 minutes.")
+    fake.reply("Final Answer: It was the leek quiche.")
+    await runtime.pipeline.handle(ask("any idea for dinner? I have leeks and eggs"))
+    await runtime.pipeline.handle(ask("What quiche recipe did you give me?"))
+    memories = system_text(fake.requests[-1])
+    assert "you replied to “any idea for dinner? I have leeks and eggs”: A leek and gruyère quiche" in memories
+
+
+def test_exchange_items_cut_huge_text_and_skip_a_blank_previous_message() -> None:
+    req = ask("ok")
+    items = exchange_items(req, "x" * 10_000, "y" * 10_000, "t1", previous="   ")
+    (said, said_meta), (reply, reply_meta) = items
+    assert len(said) < 2_100 and said.endswith("[...]") and "context" not in said_meta
+    assert len(reply) < 4_100 and len(reply_meta["context"]) < 2_000  # metadata refuses over 2,000
+    short = exchange_items(req, "ok", "fine", "t1", previous="z" * 5_000)
+    assert len(short[0][1]["context"]) < 600
 
 
 async def test_the_buffer_is_sent_as_history_on_the_next_turn(runtime: Runtime, fake: FakeOpenAI) -> None:
@@ -140,7 +188,7 @@ async def test_remember_tool_keeps_a_fact_with_the_turn(runtime: Runtime, fake: 
     result = await runtime.pipeline.handle(ask("Please remember my cat is called Miso."))
     assert result.ok and result.steps == 2
     items = await runtime.pipeline.memory_items(ALICE, GUILD)
-    assert sorted(i.metadata["kind"] for i in items) == ["exchange", "fact"]
+    assert sorted(i.metadata["kind"] for i in items) == ["exchange", "fact", "reply"]
     fact = next(i for i in items if i.metadata["kind"] == "fact")
     assert fact.text == "Their cat is called Miso" and fact.metadata["trace_id"] == result.trace_id
 
@@ -341,7 +389,8 @@ async def test_a_100_kb_question_is_cut_with_a_note_and_answered(runtime: Runtim
     buffer = await runtime.buffer.recent(CHANNEL)
     assert buffer[0].content == question.strip()
     items = await runtime.user_memory.list(ALICE)
-    assert len(items) == 1 and len(items[0].text) < 5000
+    said = next(i for i in items if i.metadata["kind"] == "exchange")
+    assert len(items) == 2 and len(said.text) < 5000
 
 
 async def test_hostile_text_is_stored_verbatim_and_does_no_harm(runtime: Runtime, fake: FakeOpenAI) -> None:
@@ -384,7 +433,7 @@ async def test_reset_channel_clears_only_that_buffer(runtime: Runtime, fake: Fak
     assert await runtime.pipeline.reset_channel(CHANNEL) == 2
     assert await runtime.buffer.recent(CHANNEL) == []
     assert len(await runtime.buffer.recent(OTHER_CHANNEL)) == 2
-    assert len(await runtime.user_memory.list(ALICE)) == 2  # memory is not the buffer
+    assert len(await runtime.user_memory.list(ALICE)) == 4  # memory is not the buffer (2 items a turn)
 
 
 async def test_chatter_is_context_with_the_speakers_name(runtime: Runtime, fake: FakeOpenAI) -> None:
@@ -406,16 +455,17 @@ async def test_memory_helpers_respect_the_place(runtime: Runtime, fake: FakeOpen
     await runtime.pipeline.handle(ask("said in a DM", guild=None, channel="300000000000000006"))
 
     here = await runtime.pipeline.memory_items(ALICE, GUILD)
-    assert [("guild one" in i.text) for i in here] == [True]
+    said_here = [i for i in here if i.metadata["kind"] == "exchange"]
+    assert [("guild one" in i.text) for i in said_here] == [True] and len(here) == 2
     exported = await runtime.pipeline.memory_export(ALICE, OTHER_GUILD)
-    assert len(exported) == 1 and "guild two" in exported[0]["text"]
-    assert exported[0]["scope"] == f"guild:{OTHER_GUILD}"
+    assert len(exported) == 2 and any("guild two" in e["text"] for e in exported)
+    assert {e["scope"] for e in exported} == {f"guild:{OTHER_GUILD}"}
     json.dumps(exported)  # JSON-safe
-    assert len(await runtime.pipeline.memory_items(ALICE, None)) == 3  # a DM shows everything
+    assert len(await runtime.pipeline.memory_items(ALICE, None)) == 6  # a DM shows everything
 
-    assert await runtime.pipeline.memory_forget(ALICE, GUILD) == 1
-    assert len(await runtime.user_memory.list(ALICE)) == 2
-    assert await runtime.pipeline.memory_forget(ALICE, None) == 2
+    assert await runtime.pipeline.memory_forget(ALICE, GUILD) == 2
+    assert len(await runtime.user_memory.list(ALICE)) == 4
+    assert await runtime.pipeline.memory_forget(ALICE, None) == 4
     assert await runtime.user_memory.list(ALICE) == []
 
 
@@ -480,7 +530,7 @@ async def test_a_turn_cancelled_while_storing_is_stored_whole(runtime: Runtime, 
     assert task.cancelled()
     buffer, trace, items = await stored(runtime)
     assert [m.content for m in buffer] == ["keep me whole", "stored whole"]
-    assert trace is not None and len(items) == 1 and items[0].metadata["trace_id"] == trace.trace_id
+    assert trace is not None and len(items) == 2 and {i.metadata["trace_id"] for i in items} == {trace.trace_id}
     assert runtime.pipeline.turns_in_flight == 0
 
 
@@ -493,6 +543,5 @@ async def test_concurrent_turns_each_store_exactly_their_own_memory(make_runtime
             for i, u in enumerate(users)))
         for user, result in zip(users, results, strict=True):
             items = await rt.user_memory.list(user)
-            assert [i.metadata["trace_id"] for i in items] == [result.trace_id]
-            assert items[0].text == f"question of {user}"
-            assert items[0].metadata["answer"] == f"answer to question of {user}"
+            assert {i.metadata["trace_id"] for i in items} == {result.trace_id}
+            assert sorted(i.text for i in items) == [f"answer to question of {user}", f"question of {user}"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -14,7 +15,10 @@ from memory.ranking import (
     QueryPlan,
     RankingConfig,
     drop_near_duplicates,
+    count_names,
     fuse,
+    keyword_weight_for,
+    make_tokenizer,
     plan_query,
     tokenize,
 )
@@ -42,11 +46,79 @@ def test_tokenize_drops_zero_width_and_bidi_characters() -> None:
     assert tokenize("g\u200by\u200dm \u202eBerlin\u202c") == ["gym", "berlin"]
 
 
-def test_tokenize_keeps_non_latin_words() -> None:
-    assert tokenize("Ich wohne in Köln, 東京 tokyo") == ["ich", "wohne", "köln", "東京", "tokyo"]
+def test_tokenize_stems_english_words_and_leaves_other_scripts_alone() -> None:
+    assert tokenize("Ich wohne in Köln, 東京 tokyo") == ["ich", "wohn", "köln", "東京", "tokyo"]
+
+
+def test_snowball_stemming_joins_the_forms_of_a_verb() -> None:
+    assert tokenize("adopted adopting adopts") == ["adopt"] * 3
+    assert tokenize("recommended recommendation")[0] == "recommend"
+
+
+def test_the_light_stemmer_and_no_stemming_remain_as_variants() -> None:
+    assert make_tokenizer("light")("adopted lessons") == ["adopt", "lesson"]
+    assert make_tokenizer("none")("adopted lessons") == ["adopted", "lessons"]
+    assert make_tokenizer(stop_words=False)("the cat") == ["the", "cat"]
+    with pytest.raises(ValueError, match="stemming"):
+        make_tokenizer("porter")
+
+
+def test_tokenize_is_safe_from_many_threads() -> None:
+    words = [f"running{n} swimming{n} adopted" for n in range(200)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(tokenize, words))
+    assert all(r[2] == "adopt" and r[0].startswith("running") for r in results)
+
+
+def test_a_huge_text_tokenizes_without_error() -> None:
+    assert len(tokenize("lessons " * 100_000)) == 100_000
 
 
 # -- plan_query ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("query", "names"), [
+    ("When did Priya start her salsa lessons?", 1),
+    ("what did Priya's partner cook for us?", 1),
+    ("which keyboard broke? my K2", 1),
+    ("I met Tom. Then Anna came", 2),
+    ("Where do I live now?", 0),
+    ("what did I say on Monday in October?", 0),
+    ("where do i live now", 0),
+    ("", 0),
+])
+def test_names_and_rare_looking_words_are_counted(query: str, names: int) -> None:
+    assert count_names(query) == names
+    assert plan_query(query, NOW).names == names
+
+
+def test_a_query_with_a_name_gives_bm25_its_name_weight() -> None:
+    cfg = replace(DEFAULT_CONFIG, keyword_weight=0.2, name_keyword_weight=0.9)
+    assert keyword_weight_for(plan_query("When did Priya start salsa?", NOW), cfg) == 0.9
+    assert keyword_weight_for(plan_query("when did my sister start salsa?", NOW), cfg) == 0.2
+    assert keyword_weight_for(plan_query("When did Priya start?", NOW),
+                              replace(cfg, name_keyword_weight=None)) == 0.2
+
+
+def test_the_name_weight_lets_the_keyword_match_win_for_a_named_query() -> None:
+    dense = {"a": 0.9, "c": 0.85, "b": 0.8}
+    keyword = {"b": 5.0}
+    light = replace(DEFAULT_CONFIG, keyword_weight=0.1, name_keyword_weight=None)
+    heavy = replace(light, name_keyword_weight=2.0)
+    plan = plan_query("what did Priya adopt", NOW)
+    assert fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=light)[0][0] == "a"
+    assert fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=heavy)[0][0] == "b"
+
+
+def test_fusion_depth_keeps_only_each_signals_best_candidates() -> None:
+    dense = {"a": 0.9, "b": 0.8, "c": 0.1}
+    keyword = {"c": 0.5, "d": 0.4, "e": 0.3}
+    cfg = replace(DEFAULT_CONFIG, fusion_depth=2)
+    ranked = fuse(NO_TIME, dense=dense, keyword=keyword, created_at={}, now=NOW, k=10, config=cfg)
+    assert {i for i, _ in ranked} == {"a", "b", "c", "d"}
+    everything = fuse(NO_TIME, dense=dense, keyword=keyword, created_at={}, now=NOW, k=10,
+                      config=replace(cfg, fusion_depth=None))
+    assert {i for i, _ in everything} == {"a", "b", "c", "d", "e"}
 
 
 def test_yesterday_is_the_whole_previous_day() -> None:
