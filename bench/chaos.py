@@ -71,7 +71,8 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
           f"naming another user were refused by the tool's schema")
     print(f"  pings: {report.pings}; secrets shown to another person: {report.secret_leaks}; memory "
           f"filed under the wrong person: {report.memory_leaks}; other people's traces posted: "
-          f"{report.other_trace_shown}; interactions unanswered: {report.unanswered_interactions}")
+          f"{report.other_trace_shown}; interactions unanswered: {report.unanswered_interactions}; "
+          f"announced memory writes settled by a restart's reconcile before counting: {report.reconciled_writes}")
     for line in report.our_errors:
         print(f"  ERROR LOGGED: {line[:300]}")
     return report.table()

@@ -54,7 +54,7 @@ async def test_a_stored_turn_keeps_its_items_and_leaves_nothing_announced(
         assert result.ok and await rt.writes.unsettled() == []
     async with make_runtime() as rt:
         items = await rt.user_memory.list(ALICE)
-        assert sorted(h.metadata["kind"] for h in items) == ["exchange", "fact"]
+        assert sorted(h.metadata["kind"] for h in items) == ["exchange", "fact", "reply"]
         assert {h.metadata["trace_id"] for h in items} == {result.trace_id}
 
 
@@ -86,9 +86,9 @@ async def test_an_add_that_timed_out_but_landed_later_is_undone(
     memory = await asyncio.to_thread(open_user_memory, folder, settings=runtime.settings.memory)
     try:
         landed = await memory.list(ALICE)
-        assert sorted(h.metadata["kind"] for h in landed) == ["exchange", "fact"]
+        assert sorted(h.metadata["kind"] for h in landed) == ["exchange", "fact", "reply"]
         assert {h.metadata["trace_id"] for h in landed} == {write.trace_id}
-        assert await reconcile_memory(runtime.writes, runtime.traces, memory) == 2
+        assert await reconcile_memory(runtime.writes, runtime.traces, memory) == 3
         assert await memory.list(ALICE) == [] and await runtime.writes.unsettled() == []
     finally:
         await memory.close()
