@@ -15,7 +15,8 @@ final order.
   words, and the Snowball English stemmer (PyStemmer); `make_tokenizer` builds the other
   variants the retrieval evaluation compares. `memory.keyword_index` is BM25 over it.
 - `fuse` merges the two rankings ("dense", "keyword" or "hybrid") and applies the window
-  and recency of the plan.
+  and recency of the plan; `fuse_keyed` is the same over integer keys and numpy arrays (what
+  `memory.search` calls with rows, and what `fuse` does its work with).
 
 It must not import anything from `agent/`, `bot/`, or the storage modules of `memory/`.
 """

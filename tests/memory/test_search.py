@@ -20,13 +20,13 @@ WORDS = "gym pasta berlin piano dog train coffee rain novel garden exam bike".sp
 
 
 def user_items(count: int, seed: int = 3) -> UserItems:
-    """`count` items, ids in row order (so id order and row order break ties alike), two
-    scopes, one a day apart going back from NOW, texts of a few shared words."""
+    """`count` items with ids in no particular order, two scopes, one a day apart going back
+    from NOW, texts of a few shared words (so BM25 scores tie often)."""
     rng = random.Random(seed)
     vectors = np.random.default_rng(seed).standard_normal((count, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     items = UserItems(0)
-    items.append([StoredItem(f"{n:06d}", " ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
+    items.append([StoredItem(f"{rng.getrandbits(64):016x}", " ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
                              {"created_at": NOW - (count - n) * DAY, "scope": "dm" if n % 3 else "guild"})
                   for n in range(count)], vectors)
     return items
