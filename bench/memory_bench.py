@@ -1,7 +1,11 @@
 """Scale benchmark of the per-user semantic memory (embedded Chroma, offline MiniLM).
 
-Two parts (`--part scale`, `--part heavy`, or `--part all`, the default), and `--part keyword`,
-which times the incremental BM25 index against SQLite FTS5 over one user's texts.
+Two parts (`--part scale`, `--part heavy`, or `--part all`, the default), `--part keyword`,
+which times the incremental BM25 index against SQLite FTS5 over one user's texts, and
+`--part rank`, which times the ranking step alone (`memory.search.rank` over one user's
+columns held in this process: the bench's texts, random unit vectors, no Chroma, no model) at
+each of `--heavy-sizes`, beside its two scans (the dense product and the BM25 scores) alone;
+`--profile` adds cProfile's busiest functions at the largest size.
 
 `scale` builds a varied synthetic corpus (default 100,000 items over 1,000 users), then prints:
   - bulk add throughput with add_many batching (items/s),
@@ -29,12 +33,16 @@ Figures only: nothing here asserts on timings.
     python bench/memory_bench.py --part scale                # full size (several minutes)
     python bench/memory_bench.py --part scale --items 5000 --users 100   # a quick run
     python bench/memory_bench.py --part heavy --vector-cache /tmp/memory-bench-vectors.npz
+    python bench/memory_bench.py --part rank --profile
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
+import pstats
 import os
 import random
 import sqlite3
@@ -51,10 +59,13 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from memory import ranking, search  # noqa: E402
+from memory.chroma_backend import StoredItem  # noqa: E402
 from memory.embeddings import LocalEmbedder  # noqa: E402
 from memory.keyword_index import KeywordIndex  # noqa: E402
 from memory.ranking import tokenize  # noqa: E402
 from memory.semantic import open_user_memory, scope_for  # noqa: E402
+from memory.user_items import UserItems  # noqa: E402
 
 NAMES = ["Lena", "Omar", "Priya", "Jonas", "Mei", "Tomás", "Aiko", "Farah", "Nils", "Zoe", "Ravi", "Ines"]
 PLACES = ["Lisbon", "Kyoto", "Oslo", "Nairobi", "Montreal", "Tallinn", "Cusco", "Hanoi", "Porto", "Denver",
@@ -375,9 +386,60 @@ def run_keyword(args: argparse.Namespace) -> None:
     line("FTS5: one query, every match with bm25()", f"{(time.perf_counter() - started) / len(queries) * 1000:.2f} ms")
 
 
+def run_rank(args: argparse.Namespace) -> None:
+    """`memory.search.rank` alone over one user's columns, at each heavy size."""
+    print("== rank: memory.search.rank over one user's columns (no Chroma, no model) ==", flush=True)
+    rng = random.Random(args.seed + 3)
+    vectors = np.random.default_rng(args.seed)
+    start, now = 1_750_000_000.0, 1_750_000_000.0 + 366 * 86_400
+    print(f"{'items':>8} {'rank p50 ms':>12} {'rank p95 ms':>12} {'dense scan ms':>14} {'BM25 ms':>8} "
+          f"{'BM25 matches':>13}", flush=True)
+    for size in sorted(args.heavy_sizes):
+        items = UserItems(0)
+        matrix = vectors.standard_normal((size, 384)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        items.append([StoredItem(f"{n:032x}", make_text(rng), {"created_at": start + n * 365 * 86_400 / size,
+                                                               "scope": "guild" if n % 4 else "dm"})
+                      for n in range(size)], matrix)
+        queries = [make_query(rng) for _ in range(args.queries)]
+        plans = [ranking.plan_query(q, now) for q in queries]
+        query_vectors = [matrix[rng.randrange(size)] for _ in queries]
+        scopes = ["guild" if rng.random() < 0.7 else None for _ in queries]
+
+        def ranked(n: int, items: UserItems = items) -> None:
+            search.rank(items, plans[n], plans[n].search_text, query_vectors[n], scope=scopes[n], k=5,
+                        mode="hybrid", now=now, config=ranking.DEFAULT_CONFIG)
+
+        took, dense, keyword, matches = [], [], [], []
+        for n in range(len(queries)):
+            t0 = time.perf_counter()
+            ranked(n)
+            took.append((time.perf_counter() - t0) * 1000)
+            mask = items.mask(scopes[n])
+            t0 = time.perf_counter()
+            (items.matrix @ query_vectors[n])[mask]
+            dense.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            matches.append(len(items.keywords.scores(plans[n].search_text, mask)[0]))
+            keyword.append((time.perf_counter() - t0) * 1000)
+        print(f"{size:>8,} {statistics.median(took):>12.2f} {pct(took, 95):>12.2f} {statistics.median(dense):>14.2f} "
+              f"{statistics.median(keyword):>8.2f} {statistics.median(matches):>13,.0f}", flush=True)
+    if args.profile:
+        profile = cProfile.Profile()
+        profile.runcall(lambda: [ranked(n) for n in range(len(queries))])
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(12)
+        print(f"cProfile of {len(queries)} searches at {size:,} items, busiest functions first:")
+        print("\n".join(out.getvalue().strip().splitlines()[2:]), flush=True)
+    line("load average (1 min) at the end", f"{os.getloadavg()[0]:.1f}")
+
+
 async def run(args: argparse.Namespace) -> None:
     if args.part == "keyword":
         run_keyword(args)
+        return
+    if args.part == "rank":
+        run_rank(args)
         return
     line("RSS at start", f"{rss_mb():.0f} MB")
     started = time.perf_counter()
@@ -401,8 +463,10 @@ def main() -> None:
     parser.add_argument("--mode", choices=("hybrid", "dense", "keyword"), default="hybrid")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--progress", action="store_true", help="print bulk-load progress to stderr")
-    parser.add_argument("--part", choices=("scale", "heavy", "keyword", "all"), default="all",
-                        help="keyword: only the BM25 index vs SQLite FTS5 (not part of all)")
+    parser.add_argument("--part", choices=("scale", "heavy", "keyword", "rank", "all"), default="all",
+                        help="keyword: only the BM25 index vs SQLite FTS5; rank: only the ranking step "
+                             "(neither is part of all)")
+    parser.add_argument("--profile", action="store_true", help="rank part: cProfile at the largest size")
     parser.add_argument("--keyword-items", type=int, default=50_000)
     parser.add_argument("--light-users", type=int, default=1_000)
     parser.add_argument("--light-items", type=int, default=10)

@@ -15,7 +15,8 @@ final order.
   words, and the Snowball English stemmer (PyStemmer); `make_tokenizer` builds the other
   variants the retrieval evaluation compares. `memory.keyword_index` is BM25 over it.
 - `fuse` merges the two rankings ("dense", "keyword" or "hybrid") and applies the window
-  and recency of the plan.
+  and recency of the plan; `fuse_keyed` is the same over integer keys and numpy arrays (what
+  `memory.search` calls with rows, and what `fuse` does its work with).
 
 It must not import anything from `agent/`, `bot/`, or the storage modules of `memory/`.
 """
@@ -31,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import Stemmer
 
 __all__ = [
@@ -38,7 +40,9 @@ __all__ = [
     "QueryPlan",
     "RankingConfig",
     "drop_near_duplicates",
+    "Keyed",
     "fuse",
+    "fuse_keyed",
     "keyword_weight_for",
     "make_tokenizer",
     "plan_query",
@@ -349,11 +353,6 @@ class RankingConfig:
 DEFAULT_CONFIG = RankingConfig()
 
 
-def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
-    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    return {item_id: rank for rank, (item_id, _) in enumerate(ordered, start=1)}
-
-
 def _finite(scores: Mapping[str, float]) -> dict[str, float]:
     return {
         k: float(v) for k, v in scores.items()
@@ -368,31 +367,89 @@ def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig) -> float:
     return cfg.keyword_weight
 
 
-def _deepest(scores: dict[str, float], depth: int | None) -> dict[str, float]:
-    """The `depth` best of `scores` (all of them for None)."""
-    if depth is None or len(scores) <= depth:
-        return scores
-    return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:depth])
+Keyed = tuple[np.ndarray, np.ndarray]
+"""Scores by integer key: (keys, values), two 1-D arrays of one length; keys are distinct."""
 
 
-def _rrf(scores: Mapping[str, float], weight: float, rrf_k: float) -> dict[str, float]:
-    return {i: weight / (rrf_k + r) for i, r in _ranks(scores).items()}
+def _best_first(scores: Keyed, depth: int | None) -> Keyed:
+    """The finite scores, best first (ties: smaller key first), at most `depth` of them."""
+    keys, values = np.asarray(scores[0], np.int64), np.asarray(scores[1], np.float64)
+    finite = np.isfinite(values)
+    keys, values = keys[finite], values[finite]
+    order = np.lexsort((keys, -values))[:depth]
+    return keys[order], values[order]
 
 
-def _normalized(scores: Mapping[str, float], weight: float) -> dict[str, float]:
-    if not scores:
-        return {}
-    lo, hi = min(scores.values()), max(scores.values())
+def _signal(scores: Keyed, weight: float, cfg: RankingConfig) -> Keyed:
+    """One signal's share of the fused score, per key."""
+    keys, values = _best_first(scores, cfg.fusion_depth)
+    if cfg.fusion == "rrf":
+        return keys, weight / (cfg.rrf_k + np.arange(1, len(keys) + 1, dtype=np.float64))
+    if not len(keys):
+        return keys, values
+    lo, hi = float(values[-1]), float(values[0])
     span = hi - lo
-    return {i: weight * ((v - lo) / span if span > 0 else 1.0) for i, v in scores.items()}
+    return keys, weight * ((values - lo) / span) if span > 0 else np.full(len(keys), weight)
 
 
-def _combine(parts: Sequence[dict[str, float]]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for part in parts:
-        for item_id, value in part.items():
-            out[item_id] = out.get(item_id, 0.0) + value
-    return out
+def fuse_keyed(
+    plan: QueryPlan,
+    *,
+    dense: Keyed,
+    keyword: Keyed,
+    created_at: Keyed,
+    now: float,
+    k: int,
+    mode: str = "hybrid",
+    config: RankingConfig | None = None,
+) -> Keyed:
+    """`fuse` over integer keys with numpy: the best `k` (keys, scores), best first.
+
+    The same ranking as `fuse` (which calls this), with ties broken by the smaller key where
+    `fuse` breaks them by id. `created_at` holds (keys, epoch seconds); as in `fuse`, the
+    keys inside the plan's time window join the candidates.
+    """
+    if mode not in ("dense", "keyword", "hybrid"):
+        raise ValueError(f"unknown ranking mode: {mode!r}")
+    cfg = config or DEFAULT_CONFIG
+    if cfg.fusion not in ("rrf", "sum"):
+        raise ValueError(f"unknown fusion method: {cfg.fusion!r}")
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.float64))
+    if k <= 0:
+        return empty
+    parts: list[Keyed] = []
+    if mode in ("dense", "hybrid"):
+        parts.append(_signal(dense, cfg.dense_weight if mode == "hybrid" else 1.0, cfg))
+    if mode in ("keyword", "hybrid"):
+        parts.append(_signal(keyword, keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0, cfg))
+    windowed = plan.since is not None or plan.until is not None
+    timed = windowed or plan.recency_weight > 0
+    times = _best_first(created_at, None) if timed else empty
+    inside = empty[0]
+    if windowed and cfg.window_bonus > 0:
+        lo = plan.since if plan.since is not None else -math.inf
+        hi = plan.until if plan.until is not None else math.inf
+        inside = times[0][(times[1] >= lo) & (times[1] <= hi)]
+    found = np.concatenate([p[0] for p in parts]) if parts else empty[0]
+    keys, slot = np.unique(np.concatenate([found, inside]), return_inverse=True)
+    # bincount adds in order, dense before keyword: the same sums as adding them one by one
+    values = np.concatenate([*(p[1] for p in parts), np.zeros(len(inside))])
+    base = np.bincount(slot, weights=values, minlength=len(keys)).astype(np.float64, copy=False)
+    if timed:
+        scored = np.bincount(slot[: len(found)], minlength=len(keys)) > 0
+        scale = float(base[scored].max()) if scored.any() else 0.0
+        scale = scale or 1.0
+        if len(inside):
+            base[np.bincount(slot[len(found):], minlength=len(keys)) > 0] += cfg.window_bonus * scale
+        if plan.recency_weight > 0 and cfg.recency_boost > 0 and len(times[0]):
+            order = np.argsort(times[0])
+            at = np.minimum(np.searchsorted(times[0], keys, sorter=order), len(order) - 1)
+            has = times[0][order[at]] == keys
+            age_days = np.maximum(0.0, (now - times[1][order[at[has]]]) / DAY)
+            decay = 0.5 ** (age_days / max(cfg.half_life_days, 1e-6))
+            base[has] += plan.recency_weight * cfg.recency_boost * scale * decay
+    best = np.lexsort((keys, -base))[:k]
+    return keys[best], base[best]
 
 
 def fuse(
@@ -413,52 +470,19 @@ def fuse(
     time window, items inside it are candidates even if neither search found them).
     `mode` is "dense" or "keyword" (one signal alone) or "hybrid" (both, fused per
     `config`, default `DEFAULT_CONFIG`). The plan's window and recency apply in every mode.
+    Ties are broken by id. The work is `fuse_keyed`'s, over the ids' positions in id order.
     """
-    if mode not in ("dense", "keyword", "hybrid"):
-        raise ValueError(f"unknown ranking mode: {mode!r}")
-    cfg = config or DEFAULT_CONFIG
-    if k <= 0:
-        return []
-    signals: list[tuple[dict[str, float], float]] = []
-    if mode in ("dense", "hybrid"):
-        signals.append((_deepest(_finite(dense), cfg.fusion_depth), cfg.dense_weight if mode == "hybrid" else 1.0))
-    if mode in ("keyword", "hybrid"):
-        signals.append((_deepest(_finite(keyword), cfg.fusion_depth),
-                        keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0))
-    if cfg.fusion == "rrf":
-        base = _combine([_rrf(scores, weight, cfg.rrf_k) for scores, weight in signals])
-    elif cfg.fusion == "sum":
-        base = _combine([_normalized(scores, weight) for scores, weight in signals])
-    else:
-        raise ValueError(f"unknown fusion method: {cfg.fusion!r}")
-    if plan.since is not None or plan.until is not None or plan.recency_weight > 0:
-        base = _apply_time(plan, base, created_at, now, cfg)
-    ordered = sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ordered[:k]
+    scores = [_finite(dense), _finite(keyword), _finite(created_at)]
+    ids = sorted(set().union(*scores))
+    position = {item_id: n for n, item_id in enumerate(ids)}
 
+    def keyed(found: dict[str, float]) -> Keyed:
+        return (np.fromiter((position[i] for i in found), np.int64, len(found)),
+                np.fromiter(found.values(), np.float64, len(found)))
 
-def _apply_time(
-    plan: QueryPlan, base: dict[str, float], created_at: Mapping[str, float], now: float,
-    cfg: RankingConfig,
-) -> dict[str, float]:
-    scale = max(base.values(), default=0.0) or 1.0
-    out = dict(base)
-    times = {i: float(t) for i, t in _finite(created_at).items()}
-    if (plan.since is not None or plan.until is not None) and cfg.window_bonus > 0:
-        lo = plan.since if plan.since is not None else -math.inf
-        hi = plan.until if plan.until is not None else math.inf
-        for item_id, when in times.items():
-            if lo <= when <= hi:
-                out[item_id] = out.get(item_id, 0.0) + cfg.window_bonus * scale
-    if plan.recency_weight > 0 and cfg.recency_boost > 0:
-        for item_id in out:
-            when = times.get(item_id)
-            if when is None:
-                continue
-            age_days = max(0.0, (now - when) / DAY)
-            decay = 0.5 ** (age_days / max(cfg.half_life_days, 1e-6))
-            out[item_id] += plan.recency_weight * cfg.recency_boost * scale * decay
-    return out
+    keys, fused = fuse_keyed(plan, dense=keyed(scores[0]), keyword=keyed(scores[1]),
+                             created_at=keyed(scores[2]), now=now, k=k, mode=mode, config=config)
+    return [(ids[key], score) for key, score in zip(keys.tolist(), fused.tolist(), strict=True)]
 
 
 def drop_near_duplicates(

@@ -1,11 +1,11 @@
-"""One search over one user's cached items: dense and BM25 candidates, then `ranking.fuse`.
+"""One search over one user's cached items: dense and BM25 candidates, then `ranking.fuse_keyed`.
 
 Works on the columns of `memory.user_items.UserItems` with numpy: the scope is a row mask,
 the dense candidates are the top max(DENSE_CANDIDATES, 10k) rows of the scope by a dot
 product of unit vectors, the keyword scores come from the incremental BM25 index over the
-scope's rows, and only the candidates (plus, when the query has a time window, the scope's
-items inside it) are handed to `fuse`: no Python loop runs over every item. The caller holds
-the items' lock and runs this in a worker thread.
+scope's rows, and the candidates (plus, when the query has a time window, the scope's items
+inside it) go to `ranking.fuse_keyed` as arrays of rows: no Python loop runs over the items
+or the candidates. The caller holds the items' lock and runs this in a worker thread.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -28,36 +28,39 @@ SEARCH_MODES = ("hybrid", "dense", "keyword")
 def rank(items: UserItems, plan: ranking.QueryPlan, search_text: str, vector: np.ndarray | None, *,
          scope: str | None, k: int, mode: str, now: float,
          config: ranking.RankingConfig) -> list[tuple[int, float]]:
-    """The best `k` rows of `items` in `scope` for the query, as (row, fused score), best first."""
+    """The best `k` rows of `items` in `scope` for the query, as (row, fused score), best first.
+
+    Ties are broken by id, as `ranking.fuse` breaks them.
+    """
     mask = items.mask(scope)
     if not mask.any():
         return []
-    ids = items.ids
-    dense: dict[str, float] = {}
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float64))
+    dense = none
     if vector is not None and mode != "keyword":
         rows = np.flatnonzero(mask)
-        similarity = items.matrix[rows] @ vector if len(rows) < len(ids) // 4 else (items.matrix @ vector)[rows]
+        similarity = items.matrix[rows] @ vector if len(rows) < len(mask) // 4 else (items.matrix @ vector)[rows]
         n = min(len(rows), max(DENSE_CANDIDATES, 10 * k))
         top = np.argpartition(-similarity, n - 1)[:n] if n < len(rows) else np.arange(len(rows))
-        dense = dict(zip([ids[r] for r in rows[top].tolist()], similarity[top].tolist(), strict=True))
-    keyword: dict[str, float] = {}
-    if mode != "dense":
-        rows, scores = items.keywords.scores(search_text, mask)
-        keyword = dict(zip([ids[r] for r in rows.tolist()], scores.tolist(), strict=True))
-    return _fused(items, plan, mask, dense, keyword, k=k, mode=mode, now=now, config=config)
-
-
-def _fused(items: UserItems, plan: ranking.QueryPlan, mask: np.ndarray, dense: dict[str, float],
-           keyword: dict[str, float], *, k: int, mode: str, now: float,
-           config: ranking.RankingConfig) -> list[tuple[int, float]]:
-    created = items.created
-    candidates = set(dense) | set(keyword)
-    timed = [items.row(i) for i in candidates]
+        dense = (rows[top], similarity[top])
+    keyword = items.keywords.scores(search_text, mask) if mode != "dense" else none
+    inside = none[0]
     if plan.since is not None or plan.until is not None:
         lo = plan.since if plan.since is not None else -math.inf
         hi = plan.until if plan.until is not None else math.inf
-        timed.extend(np.flatnonzero(mask & (created >= lo) & (created <= hi)).tolist())
-    created_at = {items.ids[r]: float(created[r]) for r in timed}
-    ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=now, k=k,
-                          mode=mode, config=config)
-    return [(items.row(i), score) for i, score in ranked]
+        inside = np.flatnonzero(mask & (items.created >= lo) & (items.created <= hi))
+    # Keys for `fuse_keyed`: each candidate's place in id order (a sort of the candidates' ids,
+    # not of all the items'), so that ties fall as `fuse` lets them.
+    candidates = np.unique(np.concatenate([dense[0], keyword[0], inside]))
+    by_id = candidates[np.argsort(np.array([items.ids[r] for r in candidates.tolist()], dtype=str))]
+    key_of = np.empty(len(candidates), np.int64)
+    key_of[np.searchsorted(candidates, by_id)] = np.arange(len(by_id))
+
+    def keyed(rows: np.ndarray, values: np.ndarray) -> ranking.Keyed:
+        return key_of[np.searchsorted(candidates, rows)], values
+
+    timed = plan.since is not None or plan.until is not None or plan.recency_weight > 0
+    keys, scores = ranking.fuse_keyed(plan, dense=keyed(*dense), keyword=keyed(*keyword),
+                                      created_at=keyed(candidates, items.created[candidates]) if timed else none,
+                                      now=now, k=k, mode=mode, config=config)
+    return list(zip(by_id[keys].tolist(), scores.tolist(), strict=True))

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from memory.ranking import (
@@ -17,6 +18,7 @@ from memory.ranking import (
     drop_near_duplicates,
     count_names,
     fuse,
+    fuse_keyed,
     keyword_weight_for,
     make_tokenizer,
     plan_query,
@@ -218,6 +220,15 @@ def test_fuse_returns_at_most_k_best_first() -> None:
     ranked = fuse(NO_TIME, dense=dense, keyword={}, created_at={}, now=NOW, k=3)
     assert [i for i, _ in ranked] == ["49", "48", "47"]
     assert ranked[0][1] >= ranked[1][1] >= ranked[2][1]
+
+
+def test_ties_are_broken_by_id_in_fuse_and_by_the_smaller_key_in_fuse_keyed() -> None:
+    assert [i for i, _ in fuse(NO_TIME, dense={"b": 0.5, "a": 0.5, "c": 0.5}, keyword={}, created_at={},
+                               now=NOW, k=3)] == ["a", "b", "c"]
+    keys, _ = fuse_keyed(NO_TIME, dense=(np.array([9, 2, 5]), np.array([0.5, 0.5, 0.5])),
+                         keyword=(np.array([7]), np.array([1.0])), created_at=(np.zeros(0), np.zeros(0)),
+                         now=NOW, k=4, mode="dense")
+    assert keys.tolist() == [2, 5, 9]
 
 
 def test_unknown_mode_or_fusion_is_refused() -> None:

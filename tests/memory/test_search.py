@@ -1,0 +1,88 @@
+"""Specification of memory.search.rank: one search over a user's cached columns ranks the
+scope's dense and BM25 candidates exactly as `memory.ranking.fuse` ranks them as dicts."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memory import ranking
+from memory.chroma_backend import StoredItem
+from memory.search import DENSE_CANDIDATES, rank
+from memory.user_items import UserItems
+
+NOW = datetime(2026, 10, 14, 12, 0, tzinfo=UTC).timestamp()
+DAY = 86_400.0
+WORDS = "gym pasta berlin piano dog train coffee rain novel garden exam bike".split()
+
+
+def user_items(count: int, seed: int = 3) -> UserItems:
+    """`count` items with ids in no particular order, two scopes, one a day apart going back
+    from NOW, texts of a few shared words (so BM25 scores tie often)."""
+    rng = random.Random(seed)
+    vectors = np.random.default_rng(seed).standard_normal((count, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    items = UserItems(0)
+    items.append([StoredItem(f"{rng.getrandbits(64):016x}", " ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
+                             {"created_at": NOW - (count - n) * DAY, "scope": "dm" if n % 3 else "guild"})
+                  for n in range(count)], vectors)
+    return items
+
+
+def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, scope: str | None,
+              k: int, mode: str) -> list[tuple[int, float]]:
+    """What `rank` must give: `fuse` over dicts of the scope's candidates."""
+    rows = np.flatnonzero(items.mask(scope))
+    similarity = items.matrix[rows] @ vector
+    best = rows[np.argsort(-similarity, kind="stable")[: max(DENSE_CANDIDATES, 10 * k)]]
+    dense = {items.ids[r]: float(items.matrix[r] @ vector) for r in best}
+    found, scores = items.keywords.scores(plan.search_text, items.mask(scope))
+    keyword = {items.ids[r]: s for r, s in zip(found.tolist(), scores.tolist(), strict=True)}
+    created_at = {items.ids[r]: float(items.created[r]) for r in rows.tolist()}
+    ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=NOW, k=k,
+                          mode=mode, config=ranking.DEFAULT_CONFIG)
+    return [(items.row(i), score) for i, score in ranked]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "keyword"])
+@pytest.mark.parametrize("query", ["gym pasta", "what did I say about the dog last week?",
+                                   "where do I bike now?", "yesterday", "zzz nothing matches"])
+@pytest.mark.parametrize("scope", [None, "dm", "guild"])
+def test_rank_orders_candidates_as_fuse_does(mode: str, query: str, scope: str | None) -> None:
+    items = user_items(400)
+    plan = ranking.plan_query(query, NOW)
+    vector = items.matrix[7] * 0.5 + items.matrix[11] * 0.5
+    ranked = rank(items, plan, plan.search_text, vector, scope=scope, k=5, mode=mode, now=NOW,
+                  config=ranking.DEFAULT_CONFIG)
+    expected = reference(items, plan, vector, scope, 5, mode)
+    assert [row for row, _ in ranked] == [row for row, _ in expected]
+    assert [score for _, score in ranked] == pytest.approx([score for _, score in expected], rel=1e-6)
+
+
+def test_rank_returns_only_live_rows_of_the_scope() -> None:
+    items = user_items(90)
+    items.remove([items.ids[n] for n in range(0, 90, 2)])
+    plan = ranking.plan_query("gym pasta berlin", NOW)
+    ranked = rank(items, plan, plan.search_text, items.matrix[4], scope="dm", k=30, mode="hybrid", now=NOW,
+                  config=ranking.DEFAULT_CONFIG)
+    assert ranked
+    assert all(row % 2 == 1 and row % 3 != 0 for row, _ in ranked)
+
+
+def test_an_item_inside_the_time_window_is_found_by_neither_search_and_still_comes_first() -> None:
+    items = user_items(60)
+    plan = ranking.plan_query("zzz yesterday", NOW)
+    ranked = rank(items, plan, plan.search_text, None, scope=None, k=3, mode="keyword", now=NOW,
+                  config=ranking.DEFAULT_CONFIG)
+    assert [row for row, _ in ranked] == [59]
+
+
+def test_an_empty_scope_or_user_gives_no_rows() -> None:
+    plan = ranking.plan_query("gym", NOW)
+    assert rank(user_items(20), plan, "gym", None, scope="nowhere", k=5, mode="hybrid", now=NOW,
+                config=ranking.DEFAULT_CONFIG) == []
+    assert rank(UserItems(0), plan, "gym", None, scope=None, k=5, mode="hybrid", now=NOW,
+                config=ranking.DEFAULT_CONFIG) == []
