@@ -5,6 +5,7 @@ placeholder key (`ollama`, `x`) changes nothing that is printed."""
 from __future__ import annotations
 
 import asyncio
+import io
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.check import _Redactor
+from bot.check import _Redactor, run_checks
 from tests.bot.test_console import child_env
 from tests.fakes.chroma_server import ChromaServer, free_port
 from tests.fakes.discord_server import FakeDiscord
@@ -35,6 +36,16 @@ def check_env(fake: FakeOpenAI, data: Path, **extra: str) -> dict[str, str]:
 
 
 async def check(env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    """The checks of `python -m bot check`, run in this process: in a thread, since run_checks
+    drives its own event loop while the fakes serve on this one. The import of the stack is
+    paid once per test session instead of once per test; check_process runs the real command
+    where its exit code, stderr or a fresh process is what is tested."""
+    out = io.StringIO()
+    code = await asyncio.to_thread(run_checks, child_env(env), out)
+    return code, out.getvalue(), ""
+
+
+async def check_process(env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "check", cwd=cwd, env=child_env(env),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
@@ -58,8 +69,8 @@ def fix_after(out: str, name: str) -> str:
 
 async def test_everything_reachable_passes_with_one_ok_line_per_check(
         fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path) -> None:
-    code, out, _ = await check(check_env(fake, tmp_path / "data", DISCORD_TOKEN=DISCORD_SECRET,
-                                         DISCORD_API_BASE_URL=dc.api_base), tmp_path)
+    code, out, _ = await check_process(check_env(fake, tmp_path / "data", DISCORD_TOKEN=DISCORD_SECRET,
+                                                 DISCORD_API_BASE_URL=dc.api_base), tmp_path)
     assert code == 0, out
     for name in ("configuration", "data folder", "SQLite schema", "Chroma", "embeddings",
                  "model endpoint", "Discord token"):
@@ -169,7 +180,7 @@ async def test_the_embeddings_endpoint_down_fails_the_embeddings_check(fake: Fak
 async def test_the_local_embedding_model_loads_offline(fake: FakeOpenAI, tmp_path: Path) -> None:
     env = check_env(fake, tmp_path / "data", EMBEDDING_BACKEND="local")
     del env["EMBEDDING_MODEL"], env["EMBEDDING_BASE_URL"]
-    code, out, _ = await check(env, tmp_path)
+    code, out, _ = await check_process(env, tmp_path)
     assert code == 0, out
     assert "384-dimension" in line(out, "embeddings") and "offline" in line(out, "embeddings")
 
@@ -192,7 +203,7 @@ async def test_no_piece_of_any_secret_is_ever_printed(fake: FakeOpenAI, dc: Fake
     token = DISCORD_SECRET if discord_ok else DISCORD_SECRET[::-1]
     env = check_env(fake, tmp_path / "data", DISCORD_TOKEN=token, DISCORD_API_BASE_URL=dc.api_base,
                     EMBEDDING_API_KEY="emb-Hq3Vz8Nw1Kx5Rt0Py", LOG_LEVEL="DEBUG")
-    code, out, err = await check(env, tmp_path)
+    code, out, err = await check_process(env, tmp_path)
     assert code == 1
     printed = out + err
     for secret in (OPENAI_SECRET, token, "emb-Hq3Vz8Nw1Kx5Rt0Py"):

@@ -19,7 +19,7 @@ from bot.check import check_mcp
 from bot.config import load_settings
 from tests.bot.conftest import ask, system_text
 from tests.bot.discord_fixtures import World, answer, final_answers
-from tests.bot.test_check import check, check_env, fix_after, line
+from tests.bot.test_check import check_process, check_env, fix_after, line
 from tests.bot.test_console import chat
 from tests.fakes.mcp_http import McpHttpServer, stdio_entry
 from tests.fakes.openai_server import FakeOpenAI
@@ -118,7 +118,7 @@ async def test_check_lists_each_server_with_its_tools_or_why_it_failed(
         off={"command": "x", "enabled": False},
         unset={"url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "${NOT_SET}"}},
     )
-    code, out, err = await check(check_env(fake, tmp_path / "data", MCP_CONFIG=config,
+    code, out, err = await check_process(check_env(fake, tmp_path / "data", MCP_CONFIG=config,
                                            MCP_TOKEN=HEADER_SECRET), tmp_path)
     assert code == 1, out
     assert line(out, "MCP local").startswith("ok") and "2 tool(s): local__echo, local__add" in out
