@@ -6,6 +6,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The tests run on one worker per core (pytest-xdist), a module's tests on one worker so that
+# module fixtures (a fresh venv, a Chroma server) are built once.
+PYTEST_WORKERS ?= -n auto --dist loadfile
 
 .PHONY: run test bench venv system-deps clean
 
@@ -39,12 +42,12 @@ system-deps:
 # is never called, and the tests needing root or a missing tool are skipped, each saying why.
 ifeq ($(shell id -u),0)
 test: $(STAMP) system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_WORKERS)
 else
 test: $(STAMP)
 	@echo "not root: the tests that need root$(if $(MISSING), or $(MISSING),) are skipped;" \
 		"sudo make system-deps installs the tools, sudo make test runs every test"
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_WORKERS)
 endif
 
 bench: $(STAMP)
