@@ -39,6 +39,11 @@ Rules, in one place:
   (`memory.user_items`) in an LRU bounded by bytes (`cache_bytes`, `memory.caches`): this
   object's adds append to them, its deletes and forgets mark rows dead; nothing is rebuilt
   or reloaded on a timer.
+- Snapshots (`memory.snapshot`): a user with many items is also kept in a file of this
+  process (beside the Chroma folder by default), so a cold load reads that file plus the ids
+  Chroma has for the user now, drops the rows Chroma no longer has and fetches only the
+  missing items: a stale snapshot is never served. A delete or forget removes the user's file
+  first (and rewrites it from the cached items, without the forgotten ones).
 - Other processes sharing a Chroma server: with `share_changes` (on by default with a
   server) every write is also recorded in a change feed (`memory.change_feed`) that each
   process polls at most once per `feed_interval_s` (1 s) at the start of a search or list,
@@ -63,6 +68,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -76,6 +82,7 @@ from memory.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
 from memory.errors import StoreUnavailable
 from memory.pool import WorkerPool
 from memory.search import SEARCH_MODES, rank
+from memory.snapshot import Snapshots
 from memory.user_items import UserItems, created_of
 from memory.validation import (
     MAX_TEXT_CHARS,
@@ -105,6 +112,9 @@ DEFAULT_CACHE_BYTES = 512 * 2**20
 # Items per Chroma read when loading a user: Chroma converts a page's vectors holding the GIL
 # (about 50 ms for 250 on the 2-core target, under load) and pages of 1,000 cost more per item.
 LOAD_PAGE = 200
+# A user's items are written to a snapshot once this many of them are not in one: a cold load
+# then fetches at most about this many items from Chroma besides reading the snapshot.
+SNAPSHOT_AFTER = 500
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -131,7 +141,8 @@ class UserMemory:
     def __init__(self, store: ChromaStore, embedder: Embedder, *, search_mode: str = "hybrid",
                  clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, owns_embedder: bool = False, preload: bool = True,
-                 ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None) -> None:
+                 ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None,
+                 snapshots: Snapshots | None = None, snapshot_after: int = SNAPSHOT_AFTER) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -142,6 +153,8 @@ class UserMemory:
         self._cache = ItemsCache(cache_bytes)
         self._versions = Versions()
         self._feed = feed
+        self._snapshots = snapshots
+        self._snapshot_after = max(1, snapshot_after)
         self._next_poll = 0.0
         self._polling: asyncio.Lock | None = None
         self._owns_embedder = owns_embedder
@@ -266,17 +279,56 @@ class UserMemory:
         if updates:
             await self._pool.run(_append_all, updates)
             self._cache.trim()
+            for user_id in by_user:
+                entry = self._cache.peek(user_id)
+                if entry is not None and entry.unsaved >= self._snapshot_after:
+                    self._snapshot_later(user_id, entry)
 
     # -- reading -------------------------------------------------------------------------
 
     def _load(self, user_id: str, version: int) -> UserItems:
-        """All of the user's items and vectors from Chroma (worker thread): their ids, then
-        pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long."""
-        entry = UserItems(version)
+        """All of the user's items and vectors (worker thread): the ids Chroma has for the user;
+        the user's snapshot, less the rows Chroma no longer has; then the missing items from
+        Chroma in pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long.
+        A new snapshot is written (in the background) when this fetched many or dropped any."""
+        snapshots = self._snapshots
+        generation = snapshots.generation(user_id) if snapshots is not None else 0
         ids = self._store.ids(where={"user_id": user_id})
-        for start in range(0, len(ids), LOAD_PAGE):
-            self._fetch(user_id, entry, ids[start:start + LOAD_PAGE])
+        entry = snapshots.load(user_id, version) if snapshots is not None else None
+        gone = 0
+        if entry is None:
+            entry, missing = UserItems(version), ids
+        else:
+            present = set(ids)
+            gone = entry.remove([i for i in entry.ids if i not in present])
+            missing = [i for i in ids if i not in entry]
+        for start in range(0, len(missing), LOAD_PAGE):
+            self._fetch(user_id, entry, missing[start:start + LOAD_PAGE])
+        if snapshots is not None and (gone or entry.unsaved >= self._snapshot_after):
+            self._snapshot_later(user_id, entry, generation)
         return entry
+
+    def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> None:
+        """Write the user's snapshot from `entry` on a worker thread (any thread may call this);
+        a forget after `generation` (default: now) was taken discards it."""
+        snapshots = self._snapshots
+        if snapshots is None or self._pool.closed:
+            return
+        entry.unsaved = 0
+        taken = snapshots.generation(user_id) if generation is None else generation
+
+        def save() -> None:
+            with entry.lock:
+                items, matrix, keywords = entry.live_columns()
+            try:
+                if items:
+                    snapshots.save(user_id, items, matrix, keywords, taken)
+                else:
+                    snapshots.drop(user_id)
+            except OSError as exc:
+                log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
+
+        self._pool.submit(save)
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
@@ -320,6 +372,10 @@ class UserMemory:
                 self._cache.clear()
                 return
             touched: dict[str, list[Change]] = {}
+            erased = {change.user_id for change in changes if change.op != "add"}
+            if erased and self._snapshots is not None:
+                snapshots = self._snapshots
+                await self._pool.run(lambda: [snapshots.drop(user_id) for user_id in erased])
             for change in changes:
                 self._versions.bump(change.user_id)
                 if self._cache.peek(change.user_id) is not None:
@@ -333,6 +389,8 @@ class UserMemory:
                 except StoreUnavailable:
                     self._cache.drop(user_id)
                     raise
+                if user_id in erased:
+                    self._snapshot_later(user_id, entry)
             self._cache.trim()
 
     def _apply(self, user_id: str, entry: UserItems, changes: list[Change]) -> None:
@@ -420,9 +478,21 @@ class UserMemory:
     async def _forgotten(self, user_id: str, remove: Callable[[UserItems], object],
                          erase: Callable[[], T]) -> T:
         """Run `erase` (the store's delete); then the user's cached items drop the same rows
-        (`remove`), or the whole entry goes when the store failed part-way."""
+        (`remove`), or the whole entry goes when the store failed part-way. The user's snapshot
+        is removed before and after `erase` (and rewritten from the cached items, if any)."""
+        snapshots = self._snapshots
+
+        def erased() -> T:
+            if snapshots is not None:
+                snapshots.drop(user_id)
+            try:
+                return erase()
+            finally:
+                if snapshots is not None:
+                    snapshots.drop(user_id)
+
         try:
-            result = await self._pool.run(erase)
+            result = await self._pool.run(erased)
         except BaseException:
             self._versions.bump(user_id)
             self._cache.drop(user_id)
@@ -434,6 +504,7 @@ class UserMemory:
                 with entry.lock:
                     remove(entry)
             await self._pool.run(locked)
+            self._snapshot_later(user_id, entry)
         return result
 
     async def delete(self, user_id: str, item_id: str) -> bool:
@@ -480,7 +551,9 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                      op_timeout_s: float = 30.0, http_timeout_s: float = 10.0,
                      cache_bytes: int = DEFAULT_CACHE_BYTES, preload: bool = True,
                      ranking_config: ranking.RankingConfig | None = None,
-                     share_changes: bool | None = None, feed_interval_s: float = 1.0) -> UserMemory:
+                     share_changes: bool | None = None, feed_interval_s: float = 1.0,
+                     snapshot_dir: str | os.PathLike[str] | None = None, snapshots: bool = True,
+                     snapshot_after: int = SNAPSHOT_AFTER) -> UserMemory:
     """**contract** Open the per-user semantic memory.
 
     `path` is the embedded Chroma folder (default `settings.chroma_path`); `host`/`port`
@@ -491,7 +564,10 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     ranking every search uses (default `ranking.DEFAULT_CONFIG`). `cache_bytes` bounds the
     users' items held in this process. `share_changes` (default: on with a server) records
     and polls the change feed every `feed_interval_s`, so that processes sharing the server
-    see each other's writes. Raises StoreUnavailable naming the folder or host:port when the
+    see each other's writes. With `snapshots`, users' items are also kept in per-user files
+    (`memory.snapshot`) under `snapshot_dir` (default: beside the Chroma folder, `<path>-snapshots`;
+    none with a server unless `path` or `settings` name a folder), rewritten once
+    `snapshot_after` of a user's items are not in the file. Raises StoreUnavailable naming the folder or host:port when the
     store cannot be opened, ConfigError when the collection holds vectors of another model.
     """
     if search_mode not in SEARCH_MODES:
@@ -510,6 +586,14 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                              http_timeout_s=http_timeout_s)
     shared = bool(host) if share_changes is None else share_changes
     feed = ChangeFeed(store.log(FEED_SUFFIX), interval_s=feed_interval_s) if shared else None
+    folder = snapshot_dir if snapshot_dir is not None else (
+        Path(path).with_name(Path(path).name + "-snapshots") if path is not None else None)
+    kept = None
+    if snapshots and folder is not None:
+        try:
+            kept = Snapshots(Path(folder) / collection, embedder=embedder.name)
+        except OSError as exc:
+            raise StoreUnavailable(f"snapshot folder {str(folder)!r} cannot be used: {exc}") from exc
     return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
                       cache_bytes=cache_bytes, owns_embedder=owns, preload=preload,
-                      ranking_config=ranking_config, feed=feed)
+                      ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after)
