@@ -45,8 +45,8 @@ class KeywordIndex:
         self.k1 = k1
         self.b = b
         self._lengths = array("d")
-        self._docs: dict[str, array[int]] = {}
-        self._tfs: dict[str, array[float]] = {}
+        self._docs: dict[str, array[int] | np.ndarray] = {}
+        self._tfs: dict[str, array[float] | np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -65,9 +65,9 @@ class KeywordIndex:
         self._lengths.append(float(sum(terms.values())))
         for term, tf in terms.items():
             docs = self._docs.get(term)
-            if docs is None:
-                docs = self._docs[term] = array("i")
-                self._tfs[term] = array("d")
+            if not isinstance(docs, array):  # a new term, or one restored by from_state
+                docs = self._docs[term] = array("i", b"" if docs is None else docs.tobytes())
+                self._tfs[term] = array("d", self._tfs[term].tobytes() if term in self._tfs else b"")
             docs.append(row)
             self._tfs[term].append(float(tf))
 
@@ -108,10 +108,11 @@ class KeywordIndex:
             raise ValueError("keyword index state: the arrays do not fit together")
         index = cls(k1=k1, b=b)
         index._lengths = array("d", lengths.tobytes())
+        # read-only numpy views until `add` first appends to a term (then it becomes an array)
         ends = np.cumsum(counts).tolist()
-        for term, start, end in zip(terms, [0, *ends[:-1]], ends, strict=True):
-            index._docs[term] = array("i", docs[start:end].tobytes())
-            index._tfs[term] = array("d", tfs[start:end].tobytes())
+        starts = [0, *ends[:-1]]
+        index._docs = {term: docs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
+        index._tfs = {term: tfs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
         return index
 
     def scores(self, text: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -77,9 +77,10 @@ from memory import ranking
 from memory.caches import ItemsCache, RecentVectors
 from memory.change_feed import FEED_SUFFIX, Change, ChangeFeed, Versions
 from memory.chroma_backend import ChromaStore, StoredItem
+from memory.chroma_process import ChromaProcess
 from memory.config import MemorySettings
 from memory.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
-from memory.errors import StoreUnavailable
+from memory.errors import ConfigError, StoreUnavailable
 from memory.pool import WorkerPool
 from memory.search import SEARCH_MODES, rank
 from memory.snapshot import Snapshots
@@ -138,7 +139,7 @@ def _where(user_id: str, scope: str | None) -> dict[str, Any]:
 class UserMemory:
     """A user-partitioned memory over one Chroma collection. Create with open_user_memory."""
 
-    def __init__(self, store: ChromaStore, embedder: Embedder, *, search_mode: str = "hybrid",
+    def __init__(self, store: ChromaStore | ChromaProcess, embedder: Embedder, *, search_mode: str = "hybrid",
                  clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, owns_embedder: bool = False, preload: bool = True,
                  ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None,
@@ -188,6 +189,7 @@ class UserMemory:
             return
         self._cache.clear()
         await self._pool.close()
+        await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
 
@@ -218,7 +220,7 @@ class UserMemory:
         missing = [t for t, v in zip(texts, known, strict=True) if v is None]
         fresh = iter(np.asarray(self._embedder.embed(missing), dtype=np.float32) if missing else ())
         vectors = np.vstack([v if v is not None else next(fresh) for v in known])
-        self._store.add([r[0] for r in rows], vectors.tolist(), [r[1] for r in rows], [r[3] for r in rows])
+        self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
         if self._feed is not None:
             by_user: dict[str, list[str]] = {}
             for r in rows:
@@ -319,10 +321,10 @@ class UserMemory:
 
         def save() -> None:
             with entry.lock:
-                items, matrix, keywords = entry.live_columns()
+                items, matrix, keywords, text_bytes = entry.live_columns()
             try:
                 if items:
-                    snapshots.save(user_id, items, matrix, keywords, taken)
+                    snapshots.save(user_id, items, matrix, keywords, text_bytes, taken)
                 else:
                     snapshots.drop(user_id)
             except OSError as exc:
@@ -553,7 +555,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                      ranking_config: ranking.RankingConfig | None = None,
                      share_changes: bool | None = None, feed_interval_s: float = 1.0,
                      snapshot_dir: str | os.PathLike[str] | None = None, snapshots: bool = True,
-                     snapshot_after: int = SNAPSHOT_AFTER) -> UserMemory:
+                     snapshot_after: int = SNAPSHOT_AFTER, chroma_process: bool = False) -> UserMemory:
     """**contract** Open the per-user semantic memory.
 
     `path` is the embedded Chroma folder (default `settings.chroma_path`); `host`/`port`
@@ -567,7 +569,9 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     see each other's writes. With `snapshots`, users' items are also kept in per-user files
     (`memory.snapshot`) under `snapshot_dir` (default: beside the Chroma folder, `<path>-snapshots`;
     none with a server unless `path` or `settings` name a folder), rewritten once
-    `snapshot_after` of a user's items are not in the file. Raises StoreUnavailable naming the folder or host:port when the
+    `snapshot_after` of a user's items are not in the file. `chroma_process` runs an embedded
+    Chroma in a child process (`memory.chroma_process`), so that its work never holds this
+    process's event loop (off by default: the child takes seconds to start). Raises StoreUnavailable naming the folder or host:port when the
     store cannot be opened, ConfigError when the collection holds vectors of another model.
     """
     if search_mode not in SEARCH_MODES:
@@ -581,9 +585,15 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
         embedder = embedder_from_settings(settings or MemorySettings())
     # an endpoint's dimension is learned from its first answer: opening makes no request
     dimension = embedder.known_dimension if hasattr(embedder, "known_dimension") else embedder.dimension
-    store = ChromaStore.open(path=path, host=host, port=port, collection=collection,
-                             embedder_name=embedder.name, dimension=dimension,
-                             http_timeout_s=http_timeout_s)
+    options = {"path": path, "host": host, "port": port, "collection": collection,
+               "embedder_name": embedder.name, "dimension": dimension, "http_timeout_s": http_timeout_s}
+    store: ChromaStore | ChromaProcess
+    if chroma_process and not host:
+        if path is None:
+            raise ConfigError("semantic memory needs a Chroma folder (DATA_DIR) or CHROMA_HOST")
+        store = ChromaProcess.open(call_timeout_s=op_timeout_s, **options)
+    else:
+        store = ChromaStore.open(**options)
     shared = bool(host) if share_changes is None else share_changes
     feed = ChangeFeed(store.log(FEED_SUFFIX), interval_s=feed_interval_s) if shared else None
     folder = snapshot_dir if snapshot_dir is not None else (

@@ -91,7 +91,7 @@ class Snapshots:
             self.path(user_id).unlink(missing_ok=True)
 
     def save(self, user_id: str, items: Sequence[StoredItem], matrix: np.ndarray,
-             keywords: dict[str, np.ndarray], generation: int) -> bool:
+             keywords: dict[str, np.ndarray], text_bytes: int, generation: int) -> bool:
         """Write the user's live items (as `UserItems.live_columns` gives them); False when a
         `drop` came after `generation` was taken (nothing is written then)."""
         records = [[it.id, it.text, it.metadata] for it in items]
@@ -102,7 +102,7 @@ class Snapshots:
         try:
             with os.fdopen(fd, "wb") as out:
                 np.savez(out, code=np.array(CODE_VERSION), user=np.array(user_id), embedder=np.array(self.embedder),
-                         matrix=np.ascontiguousarray(matrix, np.float32),
+                         matrix=np.ascontiguousarray(matrix, np.float32), text_bytes=np.array(text_bytes),
                          items=np.frombuffer("\n".join(chunks).encode(), np.uint8), **arrays)
                 out.flush()
                 os.fsync(out.fileno())
@@ -125,6 +125,7 @@ class Snapshots:
                     raise ValueError("written by other code, or for another user or model")
                 matrix = data["matrix"]
                 text = data["items"].tobytes().decode()
+                text_bytes = int(data["text_bytes"])
                 keywords = KeywordIndex.from_state({name: data[f"kw_{name}"]
                                                     for name in ("lengths", "terms", "counts", "docs", "tfs")})
         except FileNotFoundError:
@@ -134,9 +135,8 @@ class Snapshots:
             path.unlink(missing_ok=True)
             return None
         try:
-            items = [StoredItem(str(i), str(t), dict(m)) for line in text.split("\n") if line
-                     for i, t, m in json.loads(line)]
-            return UserItems.restored(version, items, matrix, keywords)
+            items = [item for line in text.split("\n") if line for item in map(StoredItem._make, json.loads(line))]
+            return UserItems.restored(version, items, matrix, keywords, text_bytes)
         except (ValueError, TypeError) as exc:
             log.warning("semantic memory: snapshot %s not used (%s); removed", path.name, exc)
             path.unlink(missing_ok=True)

@@ -56,9 +56,9 @@ class UserItems:
 
     @classmethod
     def restored(cls, version: int, items: Sequence[StoredItem], matrix: np.ndarray,
-                 keywords: KeywordIndex) -> UserItems:
+                 keywords: KeywordIndex, text_bytes: int) -> UserItems:
         """Items whose vectors (row i = item i) and BM25 index (`keywords`, over the same rows)
-        were kept: nothing is re-indexed. ValueError when the three do not match."""
+        were kept, and `text_bytes` as `text_bytes` gave it: nothing is re-indexed. ValueError when the three do not match."""
         if len(items) != len(matrix) or len(keywords) != len(items) or matrix.ndim != 2:
             raise ValueError("restored items: items, vectors and keyword index differ in length")
         entry = cls(version)
@@ -74,15 +74,18 @@ class UserItems:
         if len(entry._rows) != len(items):
             raise ValueError("restored items: an id appears twice")
         entry.keywords = keywords
-        entry._text_bytes = sum(_text_bytes(it) for it in items)
+        entry._text_bytes = text_bytes
         return entry
 
-    def live_columns(self) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray]]:
-        """The live rows' items, a copy of their vectors and their keyword index state
-        (`KeywordIndex.state`), all renumbered 0..m-1."""
+    def live_columns(self) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray], int]:
+        """The live rows' items, a copy of their vectors, their keyword index state
+        (`KeywordIndex.state`), all renumbered 0..m-1, and about how many bytes their texts and
+        metadata take (for `restored`)."""
         alive = self._alive[: len(self.ids)]
         rows = np.flatnonzero(alive)
-        return [self.items[r] for r in rows.tolist()], self.matrix[rows], self.keywords.state(alive)
+        text_bytes = self._text_bytes * len(rows) // max(1, len(self.ids))
+        return ([self.items[r] for r in rows.tolist()], self.matrix[rows], self.keywords.state(alive),
+                text_bytes)
 
     def __len__(self) -> int:
         """How many rows (live or dead)."""

@@ -117,7 +117,7 @@ async def test_a_damaged_snapshot_is_ignored_removed_and_rewritten(tmp_path: Pat
         assert (await again.search(ALICE, "cat vacuum"))[0].text == "my cat Miso hates the vacuum"
 
 
-def columns(texts: list[str]) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray]]:
+def columns(texts: list[str]) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray], int]:
     entry = UserItems(0)
     items = [StoredItem(f"id{n}", t, {"scope": "dm", "user_id": ALICE}) for n, t in enumerate(texts)]
     entry.append(items, np.eye(len(texts), 4, dtype=np.float32))
