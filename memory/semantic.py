@@ -156,6 +156,7 @@ class UserMemory:
         self._feed = feed
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
+        self._saving: set[str] = set()  # users whose snapshot is being written (one at a time each)
         self._next_poll = 0.0
         self._polling: asyncio.Lock | None = None
         self._owns_embedder = owns_embedder
@@ -312,23 +313,27 @@ class UserMemory:
 
     def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> None:
         """Write the user's snapshot from `entry` on a worker thread (any thread may call this);
-        a forget after `generation` (default: now) was taken discards it."""
+        a forget after `generation` (default: now) was taken discards it. While one is being
+        written for the user, another is not started (the rows stay unsaved for the next)."""
         snapshots = self._snapshots
-        if snapshots is None or self._pool.closed:
+        if snapshots is None or self._pool.closed or user_id in self._saving:
             return
+        self._saving.add(user_id)
         entry.unsaved = 0
         taken = snapshots.generation(user_id) if generation is None else generation
 
         def save() -> None:
-            with entry.lock:
-                items, matrix, keywords, text_bytes = entry.live_columns()
             try:
+                with entry.lock:
+                    items, matrix, keywords, text_bytes = entry.live_columns()
                 if items:
                     snapshots.save(user_id, items, matrix, keywords, text_bytes, taken)
                 else:
                     snapshots.drop(user_id)
             except OSError as exc:
                 log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
+            finally:
+                self._saving.discard(user_id)
 
         self._pool.submit(save)
 
