@@ -7,6 +7,8 @@ heavy user"). `ChromaProcess` runs a `ChromaStore` of an embedded folder in a ch
 pipe; only pickled lists and arrays cross it, and this process only unpickles them. It has
 the methods of `ChromaStore` that `memory.semantic` and `memory.change_feed` use.
 
+- The program's main module must guard its start with `if __name__ == "__main__":`, as for
+  any multiprocessing "spawn" child (`python -m bot`, the benches and pytest do).
 - One call at a time (a lock around the pipe); Chroma serializes writes to a folder anyway.
 - Errors raised in the child (StoreUnavailable, ConfigError, Chroma's InvalidArgumentError)
   are raised here; one that cannot be pickled arrives as StoreUnavailable with its text.

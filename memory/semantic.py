@@ -51,7 +51,9 @@ Rules, in one place:
   search that starts at least `feed_interval_s` after that process's call returned.
 - Blocking work (embedding, Chroma, the search's numpy work) runs on this object's own
   thread pool (`memory.pool`); each call is bounded by `op_timeout_s` and a store failure
-  raises StoreUnavailable, never hangs. When a Chroma server goes away, writes fail at once;
+  raises StoreUnavailable, never hangs. With `chroma_process`, an embedded Chroma runs in a
+  worker process (`memory.chroma_process`), because its bindings hold the GIL. When a Chroma
+  server goes away, writes fail at once;
   a search of a user whose items are cached is still answered from the cache, others fail.
 
 Part of memory/: imports nothing from agent/ or bot/.
