@@ -25,6 +25,9 @@ memory object on the same folder: nothing of this process's caches), the event l
 worst stall (a ticker task measuring how late it wakes) during the searches and the cold
 loads and during the bulk load, and RSS. Targets: search p95 <= 50 ms after an add, cold
 first search <= 1 s, worst stall <= 20 ms, RSS printed.
+The cold search of a user with at least 500 items reads that user's snapshot (`memory.snapshot`,
+written by the first load) plus what Chroma gained since. `--store thread` runs embedded Chroma
+in this process's threads instead of a worker process (`memory.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
 part measures: query vectors are never taken from it).
 
@@ -157,7 +160,8 @@ async def run_scale(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
     line("items / users", f"{args.items:,} / {args.users:,}")
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
         started = time.perf_counter()
-        mem = open_user_memory(os.path.join(tmp, "chroma"), embedder=embedder, search_mode=args.mode)
+        mem = open_user_memory(os.path.join(tmp, "chroma"), embedder=embedder, search_mode=args.mode,
+                               chroma_process=args.store == "process")
         line("open (embedded Chroma)", f"{(time.perf_counter() - started) * 1000:.0f} ms")
 
         corpus = [(users[n % args.users], make_text(rng), {"channel_id": str(n % 97), "kind": "exchange"},
@@ -292,7 +296,8 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
 
     with tempfile.TemporaryDirectory(prefix="memory-bench-heavy-") as tmp:
         folder = os.path.join(tmp, "chroma")
-        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode)
+        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode,
+                                   chroma_process=args.store == "process")
         corpus = [(u, make_text(rng), {"kind": "exchange"}, guild if n % 3 else "dm")
                   for u in light for n in range(args.light_items)]
         with ticker.phase() as stall, bulk.bulk():
@@ -333,7 +338,9 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
             with ticker.phase() as cold_stall:
                 for _ in range(args.cold_runs):
                     await mem.close()
-                    mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode)
+                    # opened off the loop, as the bot does (a worker process takes seconds to start)
+                    mem = await asyncio.to_thread(open_user_memory, folder, embedder=bulk, search_mode=args.mode,
+                                                  chroma_process=args.store == "process")
                     t0 = time.perf_counter()
                     await mem.search(heavy, make_query(rng), k=5, scope=guild)
                     colds.append(time.perf_counter() - t0)
@@ -473,6 +480,9 @@ def main() -> None:
     parser.add_argument("--heavy-sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
     parser.add_argument("--heavy-rounds", type=int, default=40, help="add + search rounds at each size")
     parser.add_argument("--cold-runs", type=int, default=3, help="cold first searches at each size")
+    parser.add_argument("--store", choices=("process", "thread"), default="process",
+                        help="embedded Chroma in a worker process (open_user_memory(chroma_process=True)) "
+                             "or in this process's worker threads")
     parser.add_argument("--vector-cache", help="file keeping the corpus's vectors between runs (heavy part)")
     args = parser.parse_args()
     if args.items < args.users or args.users < 1:

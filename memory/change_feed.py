@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory.chroma_backend import ChromaStore
+from memory.chroma_process import ChromaProcess
 
 __all__ = ["FEED_SUFFIX", "Change", "ChangeFeed", "Versions"]
 
@@ -65,7 +66,7 @@ class Change:
 class ChangeFeed:
     """The change records of every process using one collection (blocking; run in a worker)."""
 
-    def __init__(self, log_store: ChromaStore, *, interval_s: float = 1.0, lookback_s: float = 10.0,
+    def __init__(self, log_store: ChromaStore | ChromaProcess, *, interval_s: float = 1.0, lookback_s: float = 10.0,
                  retention_s: float = 3_600.0, clock: Callable[[], float] = time.time) -> None:
         if interval_s <= 0 or lookback_s <= 0 or retention_s <= 2 * lookback_s:
             raise ValueError("the change feed needs interval_s > 0, lookback_s > 0 and retention_s > 2 * lookback_s")

@@ -20,9 +20,8 @@ import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import chromadb
 import httpx
@@ -39,9 +38,9 @@ log = logging.getLogger(__name__)
 DEFAULT_HTTP_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class StoredItem:
-    """One item as Chroma returns it (without its embedding)."""
+class StoredItem(NamedTuple):
+    """One item as Chroma returns it (without its embedding). A tuple: a user's snapshot makes
+    tens of thousands of them at once (`memory.snapshot`)."""
 
     id: str
     text: str
@@ -150,10 +149,10 @@ class ChromaStore:
 
     # -- items -----------------------------------------------------------------------------
 
-    def add(self, ids: Sequence[str], embeddings: Sequence[Sequence[float]], documents: Sequence[str],
+    def add(self, ids: Sequence[str], embeddings: Sequence[Sequence[float]] | np.ndarray, documents: Sequence[str],
             metadatas: Sequence[Mapping[str, Any]]) -> None:
         with self._translating(self.where, "write to"):
-            self._collection.add(ids=list(ids), embeddings=[list(e) for e in embeddings],
+            self._collection.add(ids=list(ids), embeddings=np.asarray(embeddings, np.float32).tolist(),
                                  documents=list(documents), metadatas=[dict(m) for m in metadatas])
 
     def get(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None) -> list[StoredItem]:
@@ -194,6 +193,9 @@ class ChromaStore:
         """Delete every item matching `where` (the change feed's pruning of old records)."""
         with self._translating(self.where, "delete from"):
             self._collection.delete(where=dict(where))
+
+    def close(self) -> None:
+        """Nothing to release: a Chroma client has no close (ChromaProcess's stops its child)."""
 
     def max_batch_size(self) -> int:
         with self._translating(self.where, "ask the batch size of"):

@@ -7,6 +7,10 @@ length, each term's document frequency) are taken over those rows only, so the s
 those of a BM25 index built from scratch over exactly those items. Deleted rows are simply
 masked out; their postings stay until the user's items are next loaded.
 
+`state(keep)` and `KeywordIndex.from_state` turn the index into a few flat arrays and back (for
+`memory.snapshot`), keeping only the rows `keep` marks, renumbered in order, so a forgotten
+item's terms are not written out.
+
 Both indexing and querying tokenize with `memory.ranking.tokenize`, so a change to the
 tokenizer applies here too.
 
@@ -41,8 +45,8 @@ class KeywordIndex:
         self.k1 = k1
         self.b = b
         self._lengths = array("d")
-        self._docs: dict[str, array[int]] = {}
-        self._tfs: dict[str, array[float]] = {}
+        self._docs: dict[str, array[int] | np.ndarray] = {}
+        self._tfs: dict[str, array[float] | np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -61,11 +65,55 @@ class KeywordIndex:
         self._lengths.append(float(sum(terms.values())))
         for term, tf in terms.items():
             docs = self._docs.get(term)
-            if docs is None:
-                docs = self._docs[term] = array("i")
-                self._tfs[term] = array("d")
+            if not isinstance(docs, array):  # a new term, or one restored by from_state
+                docs = self._docs[term] = array("i", b"" if docs is None else docs.tobytes())
+                self._tfs[term] = array("d", self._tfs[term].tobytes() if term in self._tfs else b"")
             docs.append(row)
             self._tfs[term].append(float(tf))
+
+    def state(self, keep: np.ndarray) -> dict[str, np.ndarray]:
+        """The postings of the rows `keep` marks (a boolean array over rows), renumbered 0..m-1
+        in order, as flat arrays: `lengths`, `terms` (str), `counts` (postings per term), and
+        `docs` and `tfs` (every term's postings, one term after another)."""
+        keep = np.asarray(keep[: len(self._lengths)], bool)
+        renumbered = np.cumsum(keep) - 1
+        terms, counts, docs, tfs = [], [], [], []
+        for term, found in self._docs.items():
+            rows = np.frombuffer(found, dtype=np.int32)
+            kept = keep[rows]
+            if kept.any():
+                terms.append(term)
+                counts.append(int(np.count_nonzero(kept)))
+                docs.append(renumbered[rows[kept]].astype(np.int32))
+                tfs.append(np.frombuffer(self._tfs[term], dtype=np.float64)[kept])
+        return {
+            "lengths": np.frombuffer(self._lengths, dtype=np.float64)[keep].copy(),
+            "terms": np.array(terms, dtype=str),
+            "counts": np.array(counts, dtype=np.int64),
+            "docs": np.concatenate(docs) if docs else np.zeros(0, np.int32),
+            "tfs": np.concatenate(tfs) if tfs else np.zeros(0, np.float64),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, np.ndarray], *, k1: float = 1.2, b: float = 0.75) -> KeywordIndex:
+        """The index `state()` described; ValueError when the arrays do not fit together."""
+        lengths = np.asarray(state["lengths"], np.float64)
+        counts = np.asarray(state["counts"], np.int64)
+        docs = np.asarray(state["docs"], np.int32)
+        tfs = np.asarray(state["tfs"], np.float64)
+        terms = [str(t) for t in np.asarray(state["terms"]).tolist()]
+        if (len(terms) != len(counts) or int(counts.sum()) != len(docs) or len(docs) != len(tfs)
+                or (len(docs) and (int(docs.min()) < 0 or int(docs.max()) >= len(lengths)))
+                or (len(counts) and int(counts.min()) <= 0)):
+            raise ValueError("keyword index state: the arrays do not fit together")
+        index = cls(k1=k1, b=b)
+        index._lengths = array("d", lengths.tobytes())
+        # read-only numpy views until `add` first appends to a term (then it becomes an array)
+        ends = np.cumsum(counts).tolist()
+        starts = [0, *ends[:-1]]
+        index._docs = {term: docs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
+        index._tfs = {term: tfs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
+        return index
 
     def scores(self, text: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rows, BM25 scores) of the rows in `mask` that share a query term with `text`.

@@ -39,6 +39,11 @@ Rules, in one place:
   (`memory.user_items`) in an LRU bounded by bytes (`cache_bytes`, `memory.caches`): this
   object's adds append to them, its deletes and forgets mark rows dead; nothing is rebuilt
   or reloaded on a timer.
+- Snapshots (`memory.snapshot`): a user with many items is also kept in a file of this
+  process (beside the Chroma folder by default), so a cold load reads that file plus the ids
+  Chroma has for the user now, drops the rows Chroma no longer has and fetches only the
+  missing items: a stale snapshot is never served. A delete or forget removes the user's file
+  first (and rewrites it from the cached items, without the forgotten ones).
 - Other processes sharing a Chroma server: with `share_changes` (on by default with a
   server) every write is also recorded in a change feed (`memory.change_feed`) that each
   process polls at most once per `feed_interval_s` (1 s) at the start of a search or list,
@@ -46,7 +51,9 @@ Rules, in one place:
   search that starts at least `feed_interval_s` after that process's call returned.
 - Blocking work (embedding, Chroma, the search's numpy work) runs on this object's own
   thread pool (`memory.pool`); each call is bounded by `op_timeout_s` and a store failure
-  raises StoreUnavailable, never hangs. When a Chroma server goes away, writes fail at once;
+  raises StoreUnavailable, never hangs. With `chroma_process`, an embedded Chroma runs in a
+  worker process (`memory.chroma_process`), because its bindings hold the GIL. When a Chroma
+  server goes away, writes fail at once;
   a search of a user whose items are cached is still answered from the cache, others fail.
 
 Part of memory/: imports nothing from agent/ or bot/.
@@ -63,6 +70,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -71,11 +79,13 @@ from memory import ranking
 from memory.caches import ItemsCache, RecentVectors
 from memory.change_feed import FEED_SUFFIX, Change, ChangeFeed, Versions
 from memory.chroma_backend import ChromaStore, StoredItem
+from memory.chroma_process import ChromaProcess
 from memory.config import MemorySettings
 from memory.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
-from memory.errors import StoreUnavailable
+from memory.errors import ConfigError, StoreUnavailable
 from memory.pool import WorkerPool
 from memory.search import SEARCH_MODES, rank
+from memory.snapshot import Snapshots
 from memory.user_items import UserItems, created_of
 from memory.validation import (
     MAX_TEXT_CHARS,
@@ -105,6 +115,9 @@ DEFAULT_CACHE_BYTES = 512 * 2**20
 # Items per Chroma read when loading a user: Chroma converts a page's vectors holding the GIL
 # (about 50 ms for 250 on the 2-core target, under load) and pages of 1,000 cost more per item.
 LOAD_PAGE = 200
+# A user's items are written to a snapshot once this many of them are not in one: a cold load
+# then fetches at most about this many items from Chroma besides reading the snapshot.
+SNAPSHOT_AFTER = 500
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -128,10 +141,11 @@ def _where(user_id: str, scope: str | None) -> dict[str, Any]:
 class UserMemory:
     """A user-partitioned memory over one Chroma collection. Create with open_user_memory."""
 
-    def __init__(self, store: ChromaStore, embedder: Embedder, *, search_mode: str = "hybrid",
+    def __init__(self, store: ChromaStore | ChromaProcess, embedder: Embedder, *, search_mode: str = "hybrid",
                  clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, owns_embedder: bool = False, preload: bool = True,
-                 ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None) -> None:
+                 ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None,
+                 snapshots: Snapshots | None = None, snapshot_after: int = SNAPSHOT_AFTER) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -142,6 +156,9 @@ class UserMemory:
         self._cache = ItemsCache(cache_bytes)
         self._versions = Versions()
         self._feed = feed
+        self._snapshots = snapshots
+        self._snapshot_after = max(1, snapshot_after)
+        self._saving: set[str] = set()  # users whose snapshot is being written (one at a time each)
         self._next_poll = 0.0
         self._polling: asyncio.Lock | None = None
         self._owns_embedder = owns_embedder
@@ -175,6 +192,7 @@ class UserMemory:
             return
         self._cache.clear()
         await self._pool.close()
+        await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
 
@@ -205,7 +223,7 @@ class UserMemory:
         missing = [t for t, v in zip(texts, known, strict=True) if v is None]
         fresh = iter(np.asarray(self._embedder.embed(missing), dtype=np.float32) if missing else ())
         vectors = np.vstack([v if v is not None else next(fresh) for v in known])
-        self._store.add([r[0] for r in rows], vectors.tolist(), [r[1] for r in rows], [r[3] for r in rows])
+        self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
         if self._feed is not None:
             by_user: dict[str, list[str]] = {}
             for r in rows:
@@ -266,17 +284,60 @@ class UserMemory:
         if updates:
             await self._pool.run(_append_all, updates)
             self._cache.trim()
+            for user_id in by_user:
+                entry = self._cache.peek(user_id)
+                if entry is not None and entry.unsaved >= self._snapshot_after:
+                    self._snapshot_later(user_id, entry)
 
     # -- reading -------------------------------------------------------------------------
 
     def _load(self, user_id: str, version: int) -> UserItems:
-        """All of the user's items and vectors from Chroma (worker thread): their ids, then
-        pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long."""
-        entry = UserItems(version)
+        """All of the user's items and vectors (worker thread): the ids Chroma has for the user;
+        the user's snapshot, less the rows Chroma no longer has; then the missing items from
+        Chroma in pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long.
+        A new snapshot is written (in the background) when this fetched many or dropped any."""
+        snapshots = self._snapshots
+        generation = snapshots.generation(user_id) if snapshots is not None else 0
         ids = self._store.ids(where={"user_id": user_id})
-        for start in range(0, len(ids), LOAD_PAGE):
-            self._fetch(user_id, entry, ids[start:start + LOAD_PAGE])
+        entry = snapshots.load(user_id, version) if snapshots is not None else None
+        gone = 0
+        if entry is None:
+            entry, missing = UserItems(version), ids
+        else:
+            present = set(ids)
+            gone = entry.remove([i for i in entry.ids if i not in present])
+            missing = [i for i in ids if i not in entry]
+        for start in range(0, len(missing), LOAD_PAGE):
+            self._fetch(user_id, entry, missing[start:start + LOAD_PAGE])
+        if snapshots is not None and (gone or entry.unsaved >= self._snapshot_after):
+            self._snapshot_later(user_id, entry, generation)
         return entry
+
+    def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> None:
+        """Write the user's snapshot from `entry` on a worker thread (any thread may call this);
+        a forget after `generation` (default: now) was taken discards it. While one is being
+        written for the user, another is not started (the rows stay unsaved for the next)."""
+        snapshots = self._snapshots
+        if snapshots is None or self._pool.closed or user_id in self._saving:
+            return
+        self._saving.add(user_id)
+        entry.unsaved = 0
+        taken = snapshots.generation(user_id) if generation is None else generation
+
+        def save() -> None:
+            try:
+                with entry.lock:
+                    items, matrix, keywords, text_bytes = entry.live_columns()
+                if items:
+                    snapshots.save(user_id, items, matrix, keywords, text_bytes, taken)
+                else:
+                    snapshots.drop(user_id)
+            except OSError as exc:
+                log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
+            finally:
+                self._saving.discard(user_id)
+
+        self._pool.submit(save)
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
@@ -320,6 +381,10 @@ class UserMemory:
                 self._cache.clear()
                 return
             touched: dict[str, list[Change]] = {}
+            erased = {change.user_id for change in changes if change.op != "add"}
+            if erased and self._snapshots is not None:
+                snapshots = self._snapshots
+                await self._pool.run(lambda: [snapshots.drop(user_id) for user_id in erased])
             for change in changes:
                 self._versions.bump(change.user_id)
                 if self._cache.peek(change.user_id) is not None:
@@ -333,6 +398,8 @@ class UserMemory:
                 except StoreUnavailable:
                     self._cache.drop(user_id)
                     raise
+                if user_id in erased:
+                    self._snapshot_later(user_id, entry)
             self._cache.trim()
 
     def _apply(self, user_id: str, entry: UserItems, changes: list[Change]) -> None:
@@ -420,9 +487,21 @@ class UserMemory:
     async def _forgotten(self, user_id: str, remove: Callable[[UserItems], object],
                          erase: Callable[[], T]) -> T:
         """Run `erase` (the store's delete); then the user's cached items drop the same rows
-        (`remove`), or the whole entry goes when the store failed part-way."""
+        (`remove`), or the whole entry goes when the store failed part-way. The user's snapshot
+        is removed before and after `erase` (and rewritten from the cached items, if any)."""
+        snapshots = self._snapshots
+
+        def erased() -> T:
+            if snapshots is not None:
+                snapshots.drop(user_id)
+            try:
+                return erase()
+            finally:
+                if snapshots is not None:
+                    snapshots.drop(user_id)
+
         try:
-            result = await self._pool.run(erase)
+            result = await self._pool.run(erased)
         except BaseException:
             self._versions.bump(user_id)
             self._cache.drop(user_id)
@@ -434,6 +513,7 @@ class UserMemory:
                 with entry.lock:
                     remove(entry)
             await self._pool.run(locked)
+            self._snapshot_later(user_id, entry)
         return result
 
     async def delete(self, user_id: str, item_id: str) -> bool:
@@ -480,7 +560,9 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                      op_timeout_s: float = 30.0, http_timeout_s: float = 10.0,
                      cache_bytes: int = DEFAULT_CACHE_BYTES, preload: bool = True,
                      ranking_config: ranking.RankingConfig | None = None,
-                     share_changes: bool | None = None, feed_interval_s: float = 1.0) -> UserMemory:
+                     share_changes: bool | None = None, feed_interval_s: float = 1.0,
+                     snapshot_dir: str | os.PathLike[str] | None = None, snapshots: bool = True,
+                     snapshot_after: int = SNAPSHOT_AFTER, chroma_process: bool = False) -> UserMemory:
     """**contract** Open the per-user semantic memory.
 
     `path` is the embedded Chroma folder (default `settings.chroma_path`); `host`/`port`
@@ -491,7 +573,12 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     ranking every search uses (default `ranking.DEFAULT_CONFIG`). `cache_bytes` bounds the
     users' items held in this process. `share_changes` (default: on with a server) records
     and polls the change feed every `feed_interval_s`, so that processes sharing the server
-    see each other's writes. Raises StoreUnavailable naming the folder or host:port when the
+    see each other's writes. With `snapshots`, users' items are also kept in per-user files
+    (`memory.snapshot`) under `snapshot_dir` (default: beside the Chroma folder, `<path>-snapshots`;
+    none with a server unless `path` or `settings` name a folder), rewritten once
+    `snapshot_after` of a user's items are not in the file. `chroma_process` runs an embedded
+    Chroma in a child process (`memory.chroma_process`), so that its work never holds this
+    process's event loop (off by default: the child takes seconds to start). Raises StoreUnavailable naming the folder or host:port when the
     store cannot be opened, ConfigError when the collection holds vectors of another model.
     """
     if search_mode not in SEARCH_MODES:
@@ -505,11 +592,25 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
         embedder = embedder_from_settings(settings or MemorySettings())
     # an endpoint's dimension is learned from its first answer: opening makes no request
     dimension = embedder.known_dimension if hasattr(embedder, "known_dimension") else embedder.dimension
-    store = ChromaStore.open(path=path, host=host, port=port, collection=collection,
-                             embedder_name=embedder.name, dimension=dimension,
-                             http_timeout_s=http_timeout_s)
+    options = {"path": path, "host": host, "port": port, "collection": collection,
+               "embedder_name": embedder.name, "dimension": dimension, "http_timeout_s": http_timeout_s}
+    store: ChromaStore | ChromaProcess
+    if chroma_process and not host:
+        if path is None:
+            raise ConfigError("semantic memory needs a Chroma folder (DATA_DIR) or CHROMA_HOST")
+        store = ChromaProcess.open(call_timeout_s=op_timeout_s, **options)
+    else:
+        store = ChromaStore.open(**options)
     shared = bool(host) if share_changes is None else share_changes
     feed = ChangeFeed(store.log(FEED_SUFFIX), interval_s=feed_interval_s) if shared else None
+    folder = snapshot_dir if snapshot_dir is not None else (
+        Path(path).with_name(Path(path).name + "-snapshots") if path is not None else None)
+    kept = None
+    if snapshots and folder is not None:
+        try:
+            kept = Snapshots(Path(folder) / collection, embedder=embedder.name)
+        except OSError as exc:
+            raise StoreUnavailable(f"snapshot folder {str(folder)!r} cannot be used: {exc}") from exc
     return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
                       cache_bytes=cache_bytes, owns_embedder=owns, preload=preload,
-                      ranking_config=ranking_config, feed=feed)
+                      ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after)

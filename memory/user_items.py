@@ -5,7 +5,8 @@ that grows by doubling, so an add copies nothing but the new rows most of the ti
 time and scope (numpy arrays), whether it is still alive, and an incremental BM25 index
 (`memory.keyword_index`) over what it is indexed by (`memory.validation.indexed_text`). An add
 appends rows, a delete marks them dead, a forget of a scope marks that scope's rows dead:
-nothing is rebuilt. Not thread-safe by itself: callers hold `lock` around every use.
+nothing is rebuilt. `live_columns()` and `UserItems.restored` take the live rows out as flat
+columns and back (`memory.snapshot` keeps them on disk). Not thread-safe by itself: callers hold `lock` around every use.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -31,6 +32,10 @@ def created_of(item: StoredItem) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
+def _text_bytes(item: StoredItem) -> int:
+    return 2 * len(item.text) + sum(len(str(v)) for v in item.metadata.values())
+
+
 class UserItems:
     """A user's items: rows of ids, texts, metadata, vectors, times and scopes, plus BM25."""
 
@@ -47,6 +52,40 @@ class UserItems:
         self._scope = np.zeros(0, np.int32)
         self._alive = np.zeros(0, bool)
         self._text_bytes = 0
+        self.unsaved = 0  # rows appended since the owner last scheduled a snapshot (it resets this)
+
+    @classmethod
+    def restored(cls, version: int, items: Sequence[StoredItem], matrix: np.ndarray,
+                 keywords: KeywordIndex, text_bytes: int) -> UserItems:
+        """Items whose vectors (row i = item i) and BM25 index (`keywords`, over the same rows)
+        were kept, and `text_bytes` as `text_bytes` gave it: nothing is re-indexed. ValueError when the three do not match."""
+        if len(items) != len(matrix) or len(keywords) != len(items) or matrix.ndim != 2:
+            raise ValueError("restored items: items, vectors and keyword index differ in length")
+        entry = cls(version)
+        entry._grow(len(items), int(matrix.shape[1]))
+        entry._matrix[: len(items)] = matrix
+        entry._created[: len(items)] = [created_of(it) for it in items]
+        entry._scope[: len(items)] = [entry._scopes.setdefault(str(it.metadata.get("scope", "")), len(entry._scopes))
+                                      for it in items]
+        entry._alive[: len(items)] = True
+        entry.ids = [it.id for it in items]
+        entry.items = list(items)
+        entry._rows = {item_id: row for row, item_id in enumerate(entry.ids)}
+        if len(entry._rows) != len(items):
+            raise ValueError("restored items: an id appears twice")
+        entry.keywords = keywords
+        entry._text_bytes = text_bytes
+        return entry
+
+    def live_columns(self) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray], int]:
+        """The live rows' items, a copy of their vectors, their keyword index state
+        (`KeywordIndex.state`), all renumbered 0..m-1, and about how many bytes their texts and
+        metadata take (for `restored`)."""
+        alive = self._alive[: len(self.ids)]
+        rows = np.flatnonzero(alive)
+        text_bytes = self._text_bytes * len(rows) // max(1, len(self.ids))
+        return ([self.items[r] for r in rows.tolist()], self.matrix[rows], self.keywords.state(alive),
+                text_bytes)
 
     def __len__(self) -> int:
         """How many rows (live or dead)."""
@@ -108,9 +147,14 @@ class UserItems:
         for row, item in enumerate(fresh, start=start):
             self._rows[item.id] = row
             self.keywords.add(row, indexed_text(item.text, item.metadata))
-            self._text_bytes += 2 * len(item.text) + sum(len(str(v)) for v in item.metadata.values())
+            self._text_bytes += _text_bytes(item)
+        self.unsaved += len(fresh)
         self.ids.extend(it.id for it in fresh)
         self.items.extend(fresh)
+
+    def __contains__(self, item_id: object) -> bool:
+        """Whether this live item is here."""
+        return item_id in self._rows
 
     def row(self, item_id: str) -> int:
         """The row of a live item (KeyError if it is not here)."""

@@ -96,3 +96,22 @@ def test_a_huge_document_is_indexed_and_scored_finitely() -> None:
     found = scores(index, "kafka word7")
     assert set(found) == {0, 1}
     assert all(math.isfinite(v) and v > 0 for v in found.values())
+
+
+def test_a_state_of_kept_rows_scores_as_an_index_built_from_those_rows_alone() -> None:
+    texts = ["sailing to Oslo", "my cat likes tuna", "sailing boat repairs", "tuna salad for lunch"]
+    keep = np.array([True, False, True, True])
+    restored = KeywordIndex.from_state(index_of(*texts).state(keep))
+
+    assert len(restored) == 3
+    assert scores(restored, "sailing tuna") == pytest.approx(scores(index_of(texts[0], texts[2], texts[3]),
+                                                                     "sailing tuna"))
+    assert scores(restored, "cat") == {}
+
+
+def test_a_state_whose_arrays_do_not_fit_together_is_refused() -> None:
+    state = index_of("sailing to Oslo", "sailing home").state(np.ones(2, bool))
+    state["docs"] = state["docs"] + 5  # postings pointing past the last row
+
+    with pytest.raises(ValueError, match="do not fit"):
+        KeywordIndex.from_state(state)

@@ -1,0 +1,143 @@
+"""Per-process snapshots of users' items on disk: a cold first search reads one file, not Chroma.
+
+`Snapshots` keeps, in one folder of this process (by default beside the embedded Chroma
+folder), one file per user: the live items' ids, texts and metadata, their vectors (float32)
+and their BM25 index state (`KeywordIndex.state`), as one uncompressed `.npz` read with
+`allow_pickle=False`. A snapshot is only a faster way to read what Chroma holds, never a
+source of truth: `memory.semantic` restores it and then checks it against the ids Chroma has
+for that user now, dropping the rows Chroma no longer has and fetching only the ones missing
+(items never change once stored, so the ids say everything). So a stale snapshot is never
+served: an add or forget made by any process since it was written is honoured.
+
+Rules:
+- A file is written whole to a temporary file in the folder, fsynced, then renamed over the
+  old one (`os.replace`), so a crash part-way leaves the old snapshot (or none) and a stray
+  `.tmp` file, which the next `Snapshots` on the folder removes. A file that cannot be read
+  (truncated, of another format, of another user or embedding model, written by another
+  version of the code that decides what is indexed) is ignored and removed.
+- Forgetting wins: `drop(user_id)` removes the user's file and bumps the user's generation;
+  a save prepared under an older generation is discarded instead of renamed, so a snapshot
+  being written while the user forgets never brings the forgotten items back to disk.
+- Files are named by a hash of the user id (no user text in a path) and created 0600 in a
+  0700 folder.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from memory import keyword_index, ranking, user_items, validation
+from memory.chroma_backend import StoredItem
+from memory.keyword_index import KeywordIndex
+from memory.user_items import UserItems
+
+__all__ = ["Snapshots"]
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".npz"
+_JSON_CHUNK = 1_000  # items per json call: one call holds the GIL, so keep each short
+
+
+def _code_version() -> str:
+    """A hash of the modules that decide what a snapshot holds (tokenizer, indexed text,
+    columns, this format): a snapshot of other code is not restored."""
+    digest = hashlib.sha256()
+    for module in (ranking, keyword_index, user_items, validation):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()
+
+
+CODE_VERSION = _code_version()
+
+
+class Snapshots:
+    """One folder of per-user snapshots for one collection and one embedding model (thread-safe)."""
+
+    def __init__(self, folder: str | os.PathLike[str], *, embedder: str) -> None:
+        self.folder = Path(folder)
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._generations: dict[str, int] = {}
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for stray in self.folder.glob("*.tmp"):
+            stray.unlink(missing_ok=True)
+
+    def path(self, user_id: str) -> Path:
+        return self.folder / (hashlib.sha256(user_id.encode()).hexdigest()[:40] + SUFFIX)
+
+    def generation(self, user_id: str) -> int:
+        """Give this to `save`: a `drop` after this call makes that save a no-op."""
+        with self._lock:
+            return self._generations.get(user_id, 0)
+
+    def drop(self, user_id: str) -> None:
+        """Remove the user's snapshot, and refuse saves prepared before now."""
+        with self._lock:
+            self._generations[user_id] = self._generations.get(user_id, 0) + 1
+            self.path(user_id).unlink(missing_ok=True)
+
+    def save(self, user_id: str, items: Sequence[StoredItem], matrix: np.ndarray,
+             keywords: dict[str, np.ndarray], text_bytes: int, generation: int) -> bool:
+        """Write the user's live items (as `UserItems.live_columns` gives them); False when a
+        `drop` came after `generation` was taken (nothing is written then)."""
+        records = [[it.id, it.text, it.metadata] for it in items]
+        chunks = [json.dumps(records[n:n + _JSON_CHUNK], ensure_ascii=False)
+                  for n in range(0, len(records), _JSON_CHUNK)]
+        arrays = {f"kw_{name}": value for name, value in keywords.items()}
+        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                np.savez(out, code=np.array(CODE_VERSION), user=np.array(user_id), embedder=np.array(self.embedder),
+                         matrix=np.ascontiguousarray(matrix, np.float32), text_bytes=np.array(text_bytes),
+                         items=np.frombuffer("\n".join(chunks).encode(), np.uint8), **arrays)
+                out.flush()
+                os.fsync(out.fileno())
+            with self._lock:
+                if self._generations.get(user_id, 0) != generation:
+                    return False
+                os.replace(tmp, self.path(user_id))
+                return True
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+
+    def load(self, user_id: str, version: int) -> UserItems | None:
+        """The user's snapshot as UserItems (`version` given), or None when there is none or
+        it cannot be used (then it is removed)."""
+        path = self.path(user_id)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if (str(data["code"]) != CODE_VERSION or str(data["user"]) != user_id
+                        or str(data["embedder"]) != self.embedder):
+                    raise ValueError("written by other code, or for another user or model")
+                matrix = data["matrix"]
+                text = data["items"].tobytes().decode()
+                text_bytes = int(data["text_bytes"])
+                keywords = KeywordIndex.from_state({name: data[f"kw_{name}"]
+                                                    for name in ("lengths", "terms", "counts", "docs", "tfs")})
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            log.warning("semantic memory: snapshot %s not used (%s: %s); removed", path.name, type(exc).__name__, exc)
+            path.unlink(missing_ok=True)
+            return None
+        try:
+            items = [item for line in text.split("\n") if line for item in map(StoredItem._make, json.loads(line))]
+            return UserItems.restored(version, items, matrix, keywords, text_bytes)
+        except (ValueError, TypeError) as exc:
+            log.warning("semantic memory: snapshot %s not used (%s); removed", path.name, exc)
+            path.unlink(missing_ok=True)
+            return None

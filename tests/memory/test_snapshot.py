@@ -1,0 +1,145 @@
+"""Snapshots of users' items (memory.snapshot): a cold load reads them, and never serves stale,
+forgotten or damaged ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from memory.chroma_backend import StoredItem
+from memory.embeddings import LocalEmbedder
+from memory.semantic import UserMemory, open_user_memory, scope_for
+from memory.snapshot import Snapshots
+from memory.user_items import UserItems
+
+ALICE = "111111111111111111"
+BOB = "222222222222222222"
+GUILD = scope_for("900000000000000000")
+TEXTS = ["I sail to Oslo every summer", "my cat Miso hates the vacuum", "I am learning the cello",
+         "we painted the kitchen yellow", "my brother lives in Porto"]
+
+
+def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:
+    return open_user_memory(str(path), embedder=embedder, snapshot_after=1, **options)  # type: ignore[arg-type]
+
+
+def snapshot_files(path: Path) -> list[Path]:
+    return sorted((path.parent / (path.name + "-snapshots") / "user_memory").glob("*"))
+
+
+async def searched(mem: UserMemory, query: str) -> list[tuple[str, float]]:
+    return [(h.text, round(h.score, 9)) for h in await mem.search(ALICE, query, k=10)]
+
+
+async def written(path: Path, embedder: LocalEmbedder, texts: list[str]) -> list[str]:
+    """Store `texts` for ALICE and load her once, which leaves her snapshot on disk."""
+    async with opened(path, embedder) as mem:
+        ids = await mem.add_many([(ALICE, t, None, GUILD) for t in texts])
+        await mem.search(ALICE, "anything")
+    assert len(snapshot_files(path)) == 1
+    return ids
+
+
+async def test_a_cold_search_from_a_snapshot_ranks_as_a_load_from_chroma(tmp_path: Path,
+                                                                          local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await written(path, local_embedder, TEXTS)
+
+    async with opened(path, local_embedder) as restored:
+        from_snapshot = await searched(restored, "where does my brother live?")
+    async with opened(path, local_embedder, snapshots=False) as plain:
+        from_chroma = await searched(plain, "where does my brother live?")
+
+    assert from_snapshot == from_chroma
+    assert from_snapshot[0][0] == "my brother lives in Porto"
+
+
+async def test_a_stale_snapshot_gains_items_added_and_loses_items_deleted_since(tmp_path: Path,
+                                                                                local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    ids = await written(path, local_embedder, TEXTS)
+    async with opened(path, local_embedder, snapshots=False) as elsewhere:  # writes the snapshot never saw
+        await elsewhere.add(ALICE, "my new bike is a red gravel bike", scope=GUILD)
+        await elsewhere.delete(ALICE, ids[4])
+
+    async with opened(path, local_embedder) as mem:
+        texts = [text for text, _ in await searched(mem, "bike brother Porto")]
+
+    assert texts[0] == "my new bike is a red gravel bike"
+    assert "my brother lives in Porto" not in texts
+    assert len(texts) == len(TEXTS)
+
+
+async def test_a_forget_removes_the_snapshot_and_nothing_forgotten_comes_back(tmp_path: Path,
+                                                                             local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await written(path, local_embedder, TEXTS)
+
+    async with opened(path, local_embedder) as mem:
+        await mem.search(ALICE, "cello")
+        assert await mem.forget(ALICE) == len(TEXTS)
+        assert snapshot_files(path) == []
+    async with opened(path, local_embedder) as reopened:
+        assert await reopened.search(ALICE, "cello") == []
+
+
+async def test_a_forget_by_another_memory_is_honoured_and_purged_from_the_file(tmp_path: Path,
+                                                                               local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await written(path, local_embedder, [*TEXTS, "a secret about the cello teacher"])
+    async with opened(path, local_embedder, snapshots=False) as elsewhere:
+        await elsewhere.forget(ALICE)
+        await elsewhere.add(ALICE, "I moved to Berlin", scope=GUILD)
+
+    async with opened(path, local_embedder) as mem:
+        assert [h.text for h in await mem.search(ALICE, "cello secret teacher")] == ["I moved to Berlin"]
+    files = snapshot_files(path)
+
+    assert len(files) == 1
+    assert b"cello" not in files[0].read_bytes()
+
+
+async def test_a_damaged_snapshot_is_ignored_removed_and_rewritten(tmp_path: Path,
+                                                                  local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await written(path, local_embedder, TEXTS)
+    [file] = snapshot_files(path)
+    whole = file.read_bytes()
+    file.write_bytes(whole[: len(whole) // 2])  # a write torn in half
+    (file.parent / "leftover.tmp").write_bytes(whole[:100])  # a crash before the rename
+
+    async with opened(path, local_embedder) as mem:
+        assert not (file.parent / "leftover.tmp").exists()
+        assert len(await mem.search(ALICE, "cat vacuum", k=10)) == len(TEXTS)
+    assert file.read_bytes() != whole[: len(whole) // 2]
+    async with opened(path, local_embedder) as again:
+        assert (await again.search(ALICE, "cat vacuum"))[0].text == "my cat Miso hates the vacuum"
+
+
+def columns(texts: list[str]) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray], int]:
+    entry = UserItems(0)
+    items = [StoredItem(f"id{n}", t, {"scope": "dm", "user_id": ALICE}) for n, t in enumerate(texts)]
+    entry.append(items, np.eye(len(texts), 4, dtype=np.float32))
+    return entry.live_columns()
+
+
+def test_a_save_prepared_before_a_drop_writes_nothing(tmp_path: Path) -> None:
+    snapshots = Snapshots(tmp_path, embedder="model")
+    generation = snapshots.generation(ALICE)
+    snapshots.drop(ALICE)  # the user forgot while the save was being prepared
+
+    assert not snapshots.save(ALICE, *columns(TEXTS[:2]), generation)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_snapshot_is_not_restored_for_another_user_or_another_model(tmp_path: Path) -> None:
+    snapshots = Snapshots(tmp_path, embedder="model")
+    assert snapshots.save(ALICE, *columns(TEXTS[:2]), snapshots.generation(ALICE))
+    snapshots.path(ALICE).rename(snapshots.path(BOB))  # a file swapped under another user's name
+
+    assert snapshots.load(BOB, 0) is None
+    assert snapshots.save(ALICE, *columns(TEXTS[:2]), snapshots.generation(ALICE))
+    restored = snapshots.load(ALICE, 0)
+    assert restored is not None and [it.text for it in restored.items] == TEXTS[:2]
+    assert Snapshots(tmp_path, embedder="another model").load(ALICE, 0) is None
