@@ -1,7 +1,10 @@
 """Retrieval evaluation of the per-user memory on two datasets: recall@1/5/10, MRR, search p95.
 
-Run: `python bench/retrieval_eval.py` (about 20 minutes on a loaded 2-core machine; `--quick`, 3: the
-main variants on the bot's own text unit only).
+Run: `python bench/retrieval_eval.py` (about 35 minutes on a loaded 2-core machine: every
+ablation, the weight grid and every text unit; `--quick`, about 8: the main variants and the
+second round's ablations on the bot's own text unit, and the easy set's "before" unit).
+Both datasets print side by side with their tune / held-out splits, then the target lines
+("TARGET ...: MET / NOT MET"), each measured in the same run.
 
 Datasets, side by side:
 - easy: the hand-written dialogues of bench/data/dialogues.py (6 users, 814 exchanges,
@@ -22,7 +25,8 @@ and its own `RankingConfig`, passed as an argument: dense similarities from the 
 vectors the store computed (the store's embedder is wrapped to keep them), BM25 scores
 from an index over the same indexed texts with the variant's tokenizer. The store's own
 `search` is checked against this: the share of questions where both give the same top 10
-is printed. Search latency is the store's own `search`, hybrid vs dense, in the same run.
+is printed. Each item's kind and exchange (metadata "kind", "trace_id") go to `fuse` as the
+store's search passes them to `fuse_keyed`. Search latency is the store's own `search`, hybrid vs dense, in the same run.
 """
 
 from __future__ import annotations
@@ -383,7 +387,7 @@ class Stored:
     created: list[float] = field(default_factory=list)
     vectors: list[np.ndarray] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)     # id -> metadata "kind"
-    exchanges: dict[str, str] = field(default_factory=dict)  # id -> metadata "trace_id"
+    exchanges: dict[str, str] = field(default_factory=dict)  # id -> ranking.exchange_of(metadata)
 
 
 async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedder: RecordingEmbedder,
@@ -422,8 +426,8 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
                         stored_rows.vectors.append(embedder.vectors[ranking.search_form(" ".join(indexed.split()))])
                         if isinstance(meta.get("kind"), str):
                             stored_rows.kinds[item_id] = meta["kind"]
-                        if isinstance(meta.get("trace_id"), str):
-                            stored_rows.exchanges[item_id] = meta["trace_id"]
+                        if (exchange := ranking.exchange_of(meta)) is not None:
+                            stored_rows.exchanges[item_id] = exchange
                         for index in indexes.values():
                             index.add(indexed)
                 clock.now = q.asked_at
@@ -670,5 +674,6 @@ async def run(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="main variants, the bot's text unit only")
+    parser.add_argument("--quick", action="store_true",
+                        help="main and second-round variants, the bot's text unit (and the easy set's before unit)")
     asyncio.run(run(parser.parse_args()))

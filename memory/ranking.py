@@ -43,6 +43,7 @@ __all__ = [
     "QueryPlan",
     "RankingConfig",
     "drop_near_duplicates",
+    "exchange_of",
     "Keyed",
     "fuse",
     "fuse_keyed",
@@ -384,6 +385,16 @@ def _finite(scores: Mapping[str, float]) -> dict[str, float]:
         k: float(v) for k, v in scores.items()
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
     }
+
+
+def exchange_of(metadata: Mapping[str, object]) -> str | None:
+    """The exchange an item was stored from, for `one_per_exchange`: the trace id of the
+    person's message (kind "exchange") and of the bot's reply (kind "reply"); None for other
+    items (a fact the bot was asked to remember stands alone, though it shares the trace id)."""
+    trace = metadata.get("trace_id")
+    if metadata.get("kind") in ("exchange", "reply") and isinstance(trace, str) and trace:
+        return trace
+    return None
 
 
 def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig) -> float:

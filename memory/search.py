@@ -73,7 +73,7 @@ def rank(items: UserItems, plan: ranking.QueryPlan, search_text: str, vector: np
 def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: ranking.RankingConfig,
                          candidates: np.ndarray, key_of: np.ndarray) -> tuple[np.ndarray | None, ranking.Keyed | None]:
     """What `fuse_keyed` needs of the candidates' metadata, when `config` uses it: the keys of
-    the bot's replies (kind "reply"), and (keys, exchange ids) from each item's "trace_id"."""
+    the bot's replies (kind "reply"), and (keys, exchange ids) by `ranking.exchange_of`."""
     weighs_replies = (config.asked_reply_weight if plan.about_reply else config.reply_weight) != 1.0
     if not (weighs_replies or config.one_per_exchange) or not len(candidates):
         return None, None
@@ -83,9 +83,9 @@ def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: rank
         replies = key_of[np.fromiter((m.get("kind") == "reply" for m in metadata), bool, len(metadata))]
     exchanges = None
     if config.one_per_exchange:
-        traces = [m.get("trace_id") for m in metadata]
-        has = np.fromiter((isinstance(t, str) and bool(t) for t in traces), bool, len(traces))
+        traces = [ranking.exchange_of(m) for m in metadata]
+        has = np.fromiter((t is not None for t in traces), bool, len(traces))
         if has.any():
-            _, ids = np.unique(np.array([t for t in traces if isinstance(t, str) and t], dtype=str), return_inverse=True)
+            _, ids = np.unique(np.array([t for t in traces if t is not None], dtype=str), return_inverse=True)
             exchanges = (key_of[has], ids.astype(np.int64))
     return replies, exchanges

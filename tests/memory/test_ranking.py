@@ -15,8 +15,9 @@ from memory.ranking import (
     DEFAULT_CONFIG,
     QueryPlan,
     RankingConfig,
-    drop_near_duplicates,
     count_names,
+    drop_near_duplicates,
+    exchange_of,
     fuse,
     fuse_keyed,
     keyword_weight_for,
@@ -175,6 +176,13 @@ def test_one_per_exchange_keeps_only_the_best_item_of_each_exchange() -> None:
                  config=replace(cfg, one_per_exchange=False), exchanges=exchanges)
     assert [i for i, _ in every] == ["q1", "r1", "q2", "alone"]
 
+
+def test_an_exchange_is_the_message_and_the_reply_of_one_trace_and_a_fact_stands_alone() -> None:
+    assert exchange_of({"trace_id": "t1", "kind": "exchange"}) == "t1"
+    assert exchange_of({"trace_id": "t1", "kind": "reply"}) == "t1"
+    assert exchange_of({"trace_id": "t1", "kind": "fact"}) is None
+    assert exchange_of({"kind": "reply"}) is None
+    assert exchange_of({"trace_id": 7, "kind": "reply"}) is None
 
 def test_one_per_exchange_in_fuse_keyed_ignores_exchange_keys_that_are_not_candidates() -> None:
     cfg = replace(DEFAULT_CONFIG, one_per_exchange=True)

@@ -22,14 +22,14 @@ WORDS = "gym pasta berlin piano dog train coffee rain novel garden exam bike".sp
 def user_items(count: int, seed: int = 3) -> UserItems:
     """`count` items with ids in no particular order, two scopes, one a day apart going back
     from NOW, texts of a few shared words (so BM25 scores tie often); stored as exchanges of
-    two (a message, then the bot's reply: the same trace id), one in seven with no trace."""
+    two (a message or a fact, then the bot's reply: the same trace id), one in seven with no trace."""
     rng = random.Random(seed)
     vectors = np.random.default_rng(seed).standard_normal((count, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     items = UserItems(0)
     items.append([StoredItem(f"{rng.getrandbits(64):016x}", " ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
                              {"created_at": NOW - (count - n) * DAY, "scope": "dm" if n % 3 else "guild",
-                              "kind": "reply" if n % 2 else "exchange",
+                              "kind": "reply" if n % 2 else "fact" if n % 5 == 0 else "exchange",
                               **({} if n % 7 == 0 else {"trace_id": f"trace-{n // 2}"})})
                   for n in range(count)], vectors)
     return items
@@ -46,8 +46,7 @@ def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, sco
     keyword = {items.ids[r]: s for r, s in zip(found.tolist(), scores.tolist(), strict=True)}
     created_at = {items.ids[r]: float(items.created[r]) for r in rows.tolist()}
     kinds = {items.ids[r]: items.items[r].metadata["kind"] for r in rows.tolist()}
-    exchanges = {items.ids[r]: items.items[r].metadata["trace_id"] for r in rows.tolist()
-                 if "trace_id" in items.items[r].metadata}
+    exchanges = {items.ids[r]: e for r in rows.tolist() if (e := ranking.exchange_of(items.items[r].metadata))}
     ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=NOW, k=k,
                           mode=mode, config=config, kinds=kinds, exchanges=exchanges)
     return [(items.row(i), score) for i, score in ranked]

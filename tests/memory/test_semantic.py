@@ -357,6 +357,35 @@ async def test_an_items_context_is_embedded_as_context_newline_text(tmp_path: Pa
     assert recorder.texts == ["How was the salsa class?\nYes! It was amazing"]
 
 
+async def _store_exchange(memory: UserMemory, trace: str, said: str, replied: str) -> None:
+    """One answered turn as the bot stores it: the message, then the reply with it as context."""
+    await memory.add(ALICE, said, {"trace_id": trace, "kind": "exchange"}, "dm")
+    await memory.add(ALICE, replied, {"trace_id": trace, "kind": "reply", "context": said}, "dm")
+
+
+async def test_a_search_gives_one_item_of_each_exchange(memory: UserMemory) -> None:
+    await _store_exchange(memory, "t1", "my tomato plants have yellow leaves", "Feed them a balanced fertiliser.")
+    await _store_exchange(memory, "t2", "the tomato seedlings look leggy", "Give them more light.")
+    await memory.add(ALICE, "I repaired the kitchen sink", None, "dm")
+
+    hits = await memory.search(ALICE, "tomato plants", k=3, scope="dm")
+
+    assert len(hits) == 3
+    traces = [h.metadata.get("trace_id") for h in hits]
+    assert sorted(t for t in traces if t) == ["t1", "t2"]
+
+
+async def test_a_question_about_what_the_bot_said_finds_its_reply(memory: UserMemory) -> None:
+    await _store_exchange(memory, "t1", "any idea for dinner? I have leeks and eggs",
+                          "A leek and gruyère quiche: soften the leeks in butter, bake 35 minutes.")
+    await memory.add(ALICE, "I had leeks and eggs for dinner again", {"trace_id": "t2", "kind": "exchange"}, "dm")
+
+    asked = await memory.search(ALICE, "What recipe did you suggest for dinner?", k=1, scope="dm")
+    told = await memory.search(ALICE, "what did I have for dinner?", k=1, scope="dm")
+
+    assert asked[0].metadata["kind"] == "reply" and "quiche" in asked[0].text
+    assert told[0].metadata["kind"] == "exchange"
+
 async def test_a_context_that_is_not_text_is_refused(memory: UserMemory) -> None:
     with pytest.raises(ValueError, match="context"):
         await memory.add(ALICE, "Yes!", {"context": 42}, "dm")
