@@ -1,7 +1,10 @@
 """Retrieval evaluation of the per-user memory on two datasets: recall@1/5/10, MRR, search p95.
 
-Run: `python bench/retrieval_eval.py` (about 20 minutes on a loaded 2-core machine; `--quick`, 3: the
-main variants on the bot's own text unit only).
+Run: `python bench/retrieval_eval.py` (about 35 minutes on a loaded 2-core machine: every
+ablation, the weight grid and every text unit; `--quick`, about 8: the main variants and the
+second round's ablations on the bot's own text unit, and the easy set's "before" unit).
+Both datasets print side by side with their tune / held-out splits, then the target lines
+("TARGET ...: MET / NOT MET"), each measured in the same run.
 
 Datasets, side by side:
 - easy: the hand-written dialogues of bench/data/dialogues.py (6 users, 814 exchanges,
@@ -22,7 +25,8 @@ and its own `RankingConfig`, passed as an argument: dense similarities from the 
 vectors the store computed (the store's embedder is wrapped to keep them), BM25 scores
 from an index over the same indexed texts with the variant's tokenizer. The store's own
 `search` is checked against this: the share of questions where both give the same top 10
-is printed. Search latency is the store's own `search`, hybrid vs dense, in the same run.
+is printed. Each item's kind and exchange (metadata "kind", "trace_id") go to `fuse` as the
+store's search passes them to `fuse_keyed`. Search latency is the store's own `search`, hybrid vs dense, in the same run.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import itertools
 import logging
 import math
 import os
@@ -65,9 +70,16 @@ from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
 K = 10
 TIME_EVERY = 2  # time the store's search on every second question
-PLAIN = ranking.RankingConfig(rewrite=False, parse_time=False, window_bonus=0.0, recency_boost=0.0)
-TODAY = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=0.1, rrf_k=10.0,
-                              window_bonus=1.0, recency_boost=0.5, half_life_days=7.0)
+# The ranking before this evaluation's second round: one BM25 weight for every query, every item
+# of an exchange ranked alone, replies weighted as the person's messages (all fields spelled out,
+# so a change of the defaults does not move it).
+PREVIOUS = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=0.2, name_keyword_weight=None,
+                                 current_keyword_weight=None, asked_keyword_weight=None, reply_weight=1.0,
+                                 asked_reply_weight=1.0, one_per_exchange=False, fusion_depth=None, rrf_k=10.0,
+                                 window_bonus=1.0, recency_boost=0.5, half_life_days=7.0, rewrite=False,
+                                 strip_time=False, parse_time=True)
+PLAIN = replace(PREVIOUS, parse_time=False, window_bonus=0.0, recency_boost=0.0)
+TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
 # memory.semantic embeds and keyword-indexes an item with metadata "context" as
 # context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
@@ -171,10 +183,11 @@ def _whole_exchange(items: list[Item], turn: Turn) -> list[Item]:
     return [(f"user: {turn.said}\nbot: {turn.reply}", {"kind": "exchange", "shows_reply": True})]
 
 
+BEFORE_UNIT = "message only (before)"
 UNITS: dict[str, Callable[[list[Item], Turn], list[Item]]] = {
     "bot's unit": lambda items, turn: items,
     "no reply items": _no_replies,
-    "message only (before)": _message_only,
+    BEFORE_UNIT: _message_only,
     "context on every message": _context_always,
     "whole exchange as one text": _whole_exchange,
 }
@@ -269,7 +282,38 @@ def main_variants() -> list[Variant]:
         Variant("plain BM25", "keyword", PLAIN),
         Variant("naive fusion (RRF 1:1, k=60)", "hybrid", replace(PLAIN, keyword_weight=1.0, rrf_k=60.0)),
         Variant("today's hybrid (BM25 0.1, k=10, time)", "hybrid", TODAY),
+        Variant("previous defaults (BM25 0.2, k=10, time)", "hybrid", PREVIOUS),
         Variant("TUNED hybrid (shipped defaults)", "hybrid", SHIPPED),
+    ]
+
+
+ONE_WEIGHT = {"name_keyword_weight": None, "current_keyword_weight": None, "asked_keyword_weight": None}
+NO_REPLY_WEIGHTS = {"reply_weight": 1.0, "asked_reply_weight": 1.0}
+
+
+def second_round_variants() -> list[Variant]:
+    """Each idea of the second round alone on the previous defaults, and each taken out of the
+    shipped ranking: one item per exchange, the replies' weights, per-query BM25 weights, fusion."""
+    other_fusion = "rrf" if SHIPPED.fusion == "sum" else "sum"
+    return [
+        Variant("previous + one item per exchange", "hybrid", replace(PREVIOUS, one_per_exchange=True)),
+        Variant("previous + replies x3 when asked about", "hybrid", replace(PREVIOUS, asked_reply_weight=3.0)),
+        Variant("previous + replies x0.5 otherwise", "hybrid", replace(PREVIOUS, reply_weight=0.5)),
+        Variant("previous + per-query BM25 weights", "hybrid",
+                replace(PREVIOUS, **{k: getattr(SHIPPED, k) for k in ONE_WEIGHT})),
+        Variant("previous, fusion=sum", "hybrid", replace(PREVIOUS, fusion="sum")),
+        Variant("plain dense + one per exchange + replies", "dense",
+                replace(PLAIN, one_per_exchange=True, asked_reply_weight=SHIPPED.asked_reply_weight)),
+        Variant("tuned - one item per exchange", "hybrid", replace(SHIPPED, one_per_exchange=False)),
+        Variant("tuned - reply weights", "hybrid", replace(SHIPPED, **NO_REPLY_WEIGHTS)),
+        Variant("tuned, replies x0.5 otherwise", "hybrid", replace(SHIPPED, reply_weight=0.5)),
+        Variant("tuned, replies x0.8 otherwise", "hybrid", replace(SHIPPED, reply_weight=0.8)),
+        Variant("tuned - per-query BM25 weights", "hybrid", replace(SHIPPED, **ONE_WEIGHT)),
+        Variant("tuned - BM25 weight for names", "hybrid", replace(SHIPPED, name_keyword_weight=None)),
+        Variant("tuned - BM25 weight for 'now' questions", "hybrid", replace(SHIPPED, current_keyword_weight=None)),
+        Variant("tuned - BM25 weight for 'did you' questions", "hybrid", replace(SHIPPED, asked_keyword_weight=None)),
+        Variant(f"tuned, fusion={other_fusion}", "hybrid", replace(SHIPPED, fusion=other_fusion)),
+        Variant("tuned, recency half-life 60 days", "hybrid", replace(SHIPPED, half_life_days=60.0)),
     ]
 
 
@@ -281,12 +325,11 @@ def ablation_variants() -> list[Variant]:
         Variant("tuned - window bonus", "hybrid", replace(SHIPPED, window_bonus=0.0)),
         Variant("tuned - recency", "hybrid", replace(SHIPPED, recency_boost=0.0)),
         Variant("tuned + query rewriting", "hybrid", replace(SHIPPED, rewrite=True)),
-        Variant("tuned, fusion=sum", "hybrid", replace(SHIPPED, fusion="sum")),
     ]
     for weight in (0.1, 0.3, 0.5, 0.7, 1.0, 1.5):
         out.append(Variant(f"tuned, BM25 weight {weight:g}", "hybrid", replace(SHIPPED, keyword_weight=weight)))
     for rrf_k in (5.0, 10.0, 30.0, 60.0):
-        out.append(Variant(f"tuned, rrf k={rrf_k:g}", "hybrid", replace(SHIPPED, rrf_k=rrf_k)))
+        out.append(Variant(f"tuned, fusion=rrf, k={rrf_k:g}", "hybrid", replace(SHIPPED, fusion="rrf", rrf_k=rrf_k)))
     for name_weight in (None, 0.5, 1.0, 1.5, 2.0):
         out.append(Variant(f"tuned, BM25 weight with names {name_weight}", "hybrid",
                            replace(SHIPPED, name_keyword_weight=name_weight)))
@@ -300,15 +343,16 @@ def ablation_variants() -> list[Variant]:
 
 
 def grid_variants() -> list[Variant]:
-    """Fusion weights chosen across both sets: BM25 weight x its weight for named queries x k."""
+    """Weights chosen across both sets: fusion x BM25 weight x its weight for named queries x
+    the replies' weight when asked about x BM25's weight then (one item per exchange; BM25 off
+    for questions about now)."""
     out = []
-    for weight in (0.2, 0.4, 0.7, 1.0):
-        for name_weight in (None, 1.0, 1.5, 2.5):
-            if name_weight is not None and name_weight <= weight:
-                continue
-            for rrf_k in (10.0, 30.0, 60.0):
-                config = replace(SHIPPED, keyword_weight=weight, name_keyword_weight=name_weight, rrf_k=rrf_k)
-                out.append(Variant(f"grid BM25 {weight:g}, named {name_weight}, k={rrf_k:g}", "hybrid", config))
+    for fusion, weight, name_weight, asked_reply, asked_keyword in itertools.product(
+            ("rrf", "sum"), (0.1, 0.2, 0.4), (1.0, 1.5, 2.0), (1.5, 3.0), (0.2, 0.5)):
+        config = replace(SHIPPED, fusion=fusion, keyword_weight=weight, name_keyword_weight=name_weight,
+                         asked_reply_weight=asked_reply, asked_keyword_weight=asked_keyword)
+        out.append(Variant(f"grid {fusion} BM25 {weight:g}, named {name_weight:g}, asked {asked_reply:g}/{asked_keyword:g}",
+                           "hybrid", config))
     return out
 
 
@@ -333,6 +377,19 @@ class Clock:
         return self.now
 
 
+@dataclass(slots=True)
+class Stored:
+    """One user's stored items so far, row by row, as the eval's own ranking sees them."""
+
+    ids: list[str] = field(default_factory=list)          # the store's id (ties break by id, as in the store)
+    turn_of: list[str] = field(default_factory=list)      # the turn it was stored from
+    reply_shown: list[bool] = field(default_factory=list)  # does the item show the bot's reply
+    created: list[float] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+    kinds: dict[str, str] = field(default_factory=dict)     # id -> metadata "kind"
+    exchanges: dict[str, str] = field(default_factory=dict)  # id -> ranking.exchange_of(metadata)
+
+
 async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedder: RecordingEmbedder,
                    folder: Path, timing: bool) -> Outcome:
     """Store every turn of `dataset` as `unit` says, ask every question, score every variant."""
@@ -345,15 +402,11 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
     try:
         for user, turns in dataset.turns.items():
             pending = list(turns)
-            turn_of: list[str] = []          # item row -> turn id
-            reply_shown: list[bool] = []     # item row -> does the item show the bot's reply
-            created: list[float] = []
-            vectors: list[np.ndarray] = []
+            stored_rows = Stored()
             indexes = {name: Bm25(TOKENIZERS[name]) for name in tokenizers}
-            item_ids: list[str] = []         # item row -> the store's id (ties break by id, as in the store)
             for q in sorted((q for q in dataset.questions if q.user == user), key=lambda q: (q.asked_at, q.id)):
                 batch: list[tuple[str, str, dict, str | None]] = []
-                rows: list[tuple[str, str, float, str]] = []
+                rows: list[tuple[str, str, float, bool, dict]] = []
                 while pending and pending[0].when <= q.asked_at:
                     turn = pending.pop(0)
                     for text, meta in make_unit(bot_items(user, turn), turn):
@@ -362,30 +415,34 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
                         stored = text if NATIVE_CONTEXT else indexed
                         batch.append((user, stored, meta, "guild:1"))
                         shows_reply = meta.pop("shows_reply", meta.get("kind") == "reply")
-                        rows.append((turn.id, indexed, turn.when, shows_reply))
+                        rows.append((turn.id, indexed, turn.when, shows_reply, meta))
                 if batch:
                     ids = await memory.add_many(batch)
-                    for item_id, (tid, indexed, when, shows_reply) in zip(ids, rows, strict=True):
-                        item_ids.append(item_id)
-                        turn_of.append(tid)
-                        reply_shown.append(shows_reply)
-                        created.append(when)
-                        vectors.append(embedder.vectors[ranking.search_form(" ".join(indexed.split()))])
+                    for item_id, (tid, indexed, when, shows_reply, meta) in zip(ids, rows, strict=True):
+                        stored_rows.ids.append(item_id)
+                        stored_rows.turn_of.append(tid)
+                        stored_rows.reply_shown.append(shows_reply)
+                        stored_rows.created.append(when)
+                        stored_rows.vectors.append(embedder.vectors[ranking.search_form(" ".join(indexed.split()))])
+                        if isinstance(meta.get("kind"), str):
+                            stored_rows.kinds[item_id] = meta["kind"]
+                        if (exchange := ranking.exchange_of(meta)) is not None:
+                            stored_rows.exchanges[item_id] = exchange
                         for index in indexes.values():
                             index.add(indexed)
                 clock.now = q.asked_at
-                await _ask(memory, embedder, user, q, variants, outcome, turn_of, reply_shown, created, np.vstack(vectors),
-                           indexes, item_ids, timing)
+                await _ask(memory, embedder, user, q, variants, outcome, stored_rows, indexes, timing)
     finally:
         await memory.close()
     return outcome
 
 
-async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Question, variants: list[Variant], outcome: Outcome,
-               turn_of: list[str], reply_shown: list[bool], created: list[float], matrix: np.ndarray,
-               indexes: dict[str, Bm25], ids: list[str], timing: bool) -> None:
+async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Question, variants: list[Variant],
+               outcome: Outcome, stored: Stored, indexes: dict[str, Bm25], timing: bool) -> None:
+    ids, turn_of, reply_shown = stored.ids, stored.turn_of, stored.reply_shown
+    matrix = np.vstack(stored.vectors)
     row_of = {item_id: n for n, item_id in enumerate(ids)}
-    created_at = dict(zip(ids, created, strict=True))
+    created_at = dict(zip(ids, stored.created, strict=True))
 
     def shows(row: str) -> bool:
         # a question about what the bot said is answered only by an item that shows the reply
@@ -410,7 +467,8 @@ async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Qu
                 keyword_cache[key] = {ids[d]: v for d, v in indexes[variant.tokenizer].scores(search_text).items()}
             keyword = keyword_cache[key]
         ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=q.asked_at,
-                              k=K, mode=variant.mode, config=variant.config)
+                              k=K, mode=variant.mode, config=variant.config, kinds=stored.kinds,
+                              exchanges=stored.exchanges)
         rows = [r for r, _ in ranked]
         order = [turn_of[row_of[r]] for r in rows]
         outcome.scores[variant.name][q.id] = _score_rows(rows, order, q, shows)
@@ -488,12 +546,12 @@ def print_table(title: str, dataset: Dataset, outcome: Outcome, names: list[str]
 
 def print_grid(datasets: list[Dataset], outcomes: list[Outcome], names: list[str], top: int = 15) -> None:
     """The grid ranked on the TUNING splits only: by the worse of the two sets' gain in R@5
-    over today's hybrid, then by the mean tuning MRR."""
+    over the previous defaults, then by the mean tuning MRR."""
     def tune(d: Dataset, o: Outcome, name: str) -> tuple[float, float]:
         values = [o.scores[name][q.id] for q in d.questions if q.split == "tune"]
         return _mean(values, 1), _mean(values, 3)
 
-    base = [tune(d, o, "today's hybrid (BM25 0.1, k=10, time)")[0] for d, o in zip(datasets, outcomes, strict=True)]
+    base = [tune(d, o, "previous defaults (BM25 0.2, k=10, time)")[0] for d, o in zip(datasets, outcomes, strict=True)]
     rows = []
     for name in names:
         cells = [tune(d, o, name) for d, o in zip(datasets, outcomes, strict=True)]
@@ -504,6 +562,49 @@ def print_grid(datasets: list[Dataset], outcomes: list[Outcome], names: list[str
     print(f"{'setting':44} | " + " | ".join(f"{d.name} tune R@5  MRR" for d in datasets) + " | worse gain in R@5")
     for gain, _, name, cells in rows[:top]:
         print(f"{name:44} | " + " | ".join(f"{r5:13.2f} {m:.3f}" for r5, m in cells) + f" | {gain:+.2f}")
+
+
+def _split_r5_mrr(dataset: Dataset, outcome: Outcome, name: str, split: str) -> tuple[float, float]:
+    values = [outcome.scores[name][q.id] for q in dataset.questions if q.split == split]
+    return _mean(values, 1), _mean(values, 3)
+
+
+def print_side_by_side(datasets: list[Dataset], results: dict[tuple[str, str], Outcome], names: list[str]) -> None:
+    """Both datasets in one table (the bot's text unit): R@5 / MRR per split."""
+    heads = [f"{d.name} {split}" for d in datasets for split in ("tune", "held-out")]
+    print("\n## Both datasets side by side (text unit = the bot's): R@5 / MRR")
+    print(f"{'variant':44} | " + " | ".join(f"{h:>14}" for h in heads))
+    for name in names:
+        cells = [_split_r5_mrr(d, results[(d.name, "bot's unit")], name, split)
+                 for d in datasets for split in ("tune", "held-out")]
+        print(f"{name:44} | " + " | ".join(f"{r5:6.3f} / {m:.3f}" for r5, m in cells))
+
+
+def print_targets(datasets: list[Dataset], results: dict[tuple[str, str], Outcome]) -> None:
+    """The targets, measured in this run: hard hybrid R@5 >= the better single signal + 0.08 on
+    both splits; easy hybrid R@5 no lower than before the reply items (the message alone
+    stored, today's hybrid); the store's hybrid search p95 <= 1.5 x its dense one."""
+    tuned, dense, bm25 = "TUNED hybrid (shipped defaults)", "plain dense", "plain BM25"
+    print("\n## Targets (this run)")
+    by_name = {d.name: d for d in datasets}
+    hard = results[("hard", "bot's unit")]
+    for split in ("tune", "held-out"):
+        got = _split_r5_mrr(by_name["hard"], hard, tuned, split)[0]
+        best = max(_split_r5_mrr(by_name["hard"], hard, n, split)[0] for n in (dense, bm25))
+        print(f"TARGET hard {split:8}: hybrid R@5 {got:.3f} - best of plain dense / BM25 {best:.3f} = "
+              f"{got - best:+.3f} (>= +0.080): {'MET' if got - best >= 0.08 - 1e-9 else 'NOT MET'}")
+    easy = results[("easy", "bot's unit")]
+    before = results[("easy", BEFORE_UNIT)]
+    for split in ("tune", "held-out"):
+        got = _split_r5_mrr(by_name["easy"], easy, tuned, split)[0]
+        was = _split_r5_mrr(by_name["easy"], before, "today's hybrid (BM25 0.1, k=10, time)", split)[0]
+        print(f"TARGET easy {split:8}: hybrid R@5 {got:.3f} vs before (message alone, today's hybrid) {was:.3f}: "
+              f"{'MET (no loss)' if got >= was - 1e-9 else 'NOT MET (loss)'}")
+    for d in datasets:
+        lat = results[(d.name, "bot's unit")].latency_ms
+        ratio = _p(lat["hybrid"], 95) / _p(lat["dense"], 95)
+        print(f"TARGET {d.name} search p95: hybrid {_p(lat['hybrid'], 95):.1f} ms / dense {_p(lat['dense'], 95):.1f} ms "
+              f"= {ratio:.2f}x (<= 1.5x): {'MET' if ratio <= 1.5 else 'NOT MET'}")
 
 
 def _p(values: list[float], pct: float) -> float:
@@ -536,12 +637,14 @@ async def run(args: argparse.Namespace) -> None:
     print(f"# embedding model loaded in {time.perf_counter() - started:.1f} s")
     main = main_variants()
     grid = [] if args.quick else grid_variants()
-    variants = main if args.quick else main + ablation_variants() + grid
-    units = ["bot's unit"] if args.quick else list(UNITS)
+    variants = main + second_round_variants() + ([] if args.quick else ablation_variants() + grid)
+    units = ["bot's unit", BEFORE_UNIT] if args.quick else list(UNITS)
     results: dict[tuple[str, str], Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
         for unit in units:
             for d in datasets:
+                if args.quick and unit == BEFORE_UNIT and d.name != "easy":
+                    continue  # --quick: "before" is needed for the easy set's target only
                 started = time.perf_counter()
                 chosen = variants if unit == "bot's unit" else main
                 results[(d.name, unit)] = await evaluate(d, unit, chosen, embedder, Path(tmp),
@@ -549,12 +652,16 @@ async def run(args: argparse.Namespace) -> None:
                 out = results[(d.name, unit)]
                 print(f"[{d.name} / {unit}] {len(chosen)} variants in {time.perf_counter() - started:.0f} s; "
                       f"the store's own search gives the same top {K} on {out.agree}/{out.checked} questions")
+    print_side_by_side(datasets, results, [v.name for v in main + second_round_variants()])
     for d in datasets:
         print_table(f"{d.name}: main (text unit = the bot's)", d, results[(d.name, "bot's unit")],
                     [v.name for v in main])
     for d in datasets:
         print_latency(d.name, results[(d.name, "bot's unit")])
+    print_targets(datasets, results)
     if args.quick:
+        print_table(f"easy: text unit = {BEFORE_UNIT}", datasets[0], results[("easy", BEFORE_UNIT)],
+                    [v.name for v in main])
         return
     for d in datasets:
         print_table(f"{d.name}: ablations (text unit = the bot's)", d, results[(d.name, "bot's unit")],
@@ -567,5 +674,6 @@ async def run(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="main variants, the bot's text unit only")
+    parser.add_argument("--quick", action="store_true",
+                        help="main and second-round variants, the bot's text unit (and the easy set's before unit)")
     asyncio.run(run(parser.parse_args()))

@@ -9,13 +9,16 @@ final order.
   such as "what did I tell you about" and time expressions removed), an optional time
   window ("yesterday", "last week", "on Monday", "two days ago"), and how much recency
   should count (only for questions about time or about the current state of things).
-  It also counts the names and other rare-looking words the question spells out
-  ("Priya", "K2"), which make the keyword ranking worth more (`name_keyword_weight`).
+  It also notes what the question looks like, which sets BM25's weight for it: the names
+  and other rare-looking words it spells out ("Priya", "K2"), whether it asks about the
+  present state of something ("where do I live now?") or about what the bot said ("what
+  did you recommend?").
 - `tokenize` is what BM25 matches on: Unicode NFKC, case-folding, punctuation split, stop
   words, and the Snowball English stemmer (PyStemmer); `make_tokenizer` builds the other
   variants the retrieval evaluation compares. `memory.keyword_index` is BM25 over it.
-- `fuse` merges the two rankings ("dense", "keyword" or "hybrid") and applies the window
-  and recency of the plan; `fuse_keyed` is the same over integer keys and numpy arrays (what
+- `fuse` merges the two rankings ("dense", "keyword" or "hybrid"), weighs the bot's own
+  replies by whether the question is about them, keeps one item per stored exchange, and
+  applies the window and recency of the plan; `fuse_keyed` is the same over integer keys and numpy arrays (what
   `memory.search` calls with rows, and what `fuse` does its work with).
 
 It must not import anything from `agent/`, `bot/`, or the storage modules of `memory/`.
@@ -40,6 +43,7 @@ __all__ = [
     "QueryPlan",
     "RankingConfig",
     "drop_near_duplicates",
+    "exchange_of",
     "Keyed",
     "fuse",
     "fuse_keyed",
@@ -147,13 +151,17 @@ tokenize.__doc__ = "Words of `text` for BM25: normalized, stop words removed, Sn
 @dataclass(frozen=True)
 class QueryPlan:
     """What to search for and when: `since`/`until` are epoch seconds (None = open);
-    `names`: how many names or rare-looking words the question spells out."""
+    `names`: how many names or rare-looking words the question spells out; `current`: it asks
+    about the present state of something ("where do I live now?"), with no time window;
+    `about_reply`: it asks what the bot said ("what did you recommend?")."""
 
     search_text: str
     since: float | None
     until: float | None
     recency_weight: float
     names: int = 0
+    current: bool = False
+    about_reply: bool = False
 
 
 _NUMBERS = {
@@ -180,6 +188,14 @@ _RECENCY_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+# A question about what the bot itself said: "what did you recommend", "your advice".
+_ABOUT_REPLY = re.compile(
+    r"\b(?:did|do|would|have|had|could|can)\s+you\s+(?:ever\s+|just\s+)?"
+    r"(?:recommend|suggest|say|tell|give|advise|propose|mention|offer|send|share|explain|answer|reply|think)"
+    r"|\byou\s+(?:recommended|suggested|advised|proposed|told\s+me|said|gave\s+me)\b"
+    r"|\byour\s+(?:advice|suggestions?|recommendations?|tips?|ideas?|answer|reply)\b",
+    re.IGNORECASE,
+)
 
 # A capitalised word that does not start a sentence ("Priya", "Berlin"), or a word mixing
 # letters and digits ("K2", "X-T30"): what BM25 finds better than a sentence embedding.
@@ -290,11 +306,8 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
         text = text[: match.start()] + " " + text[match.end():]
         break
     without_time = search_form(text)
-    recency = 0.0
-    if since is not None:
-        recency = 1.0
-    elif _RECENCY_WORDS.search(text):
-        recency = 0.5
+    current = since is None and _RECENCY_WORDS.search(text) is not None
+    recency = 1.0 if since is not None else 0.5 if current else 0.0
     if not cfg.rewrite:
         text = without_time if cfg.strip_time else (query or "")
     else:
@@ -303,7 +316,8 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
     if not search_text:
         search_text = without_time or " ".join((query or "").split())
     return QueryPlan(search_text=search_text, since=since, until=until, recency_weight=recency,
-                     names=count_names(search_text))
+                     names=count_names(search_text), current=current,
+                     about_reply=_ABOUT_REPLY.search(query or "") is not None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -316,8 +330,15 @@ class RankingConfig:
     """Every tunable part of the ranking, so the retrieval bench can measure each one.
 
     `fusion`: "rrf" (weighted reciprocal rank fusion, `rrf_k`) or "sum" (weighted sum of
-    min-max normalized scores). `name_keyword_weight` replaces `keyword_weight` for a query
-    that spells out names or rare-looking words (`QueryPlan.names`; None: no change);
+    min-max normalized scores). BM25's weight is chosen per query from what the query looks
+    like (`keyword_weight_for`): `current_keyword_weight` for a question about the present
+    state of things (`QueryPlan.current`), `asked_keyword_weight` for one about what the bot
+    said (`QueryPlan.about_reply`), `name_keyword_weight` for one that spells out names or
+    rare-looking words (`QueryPlan.names`), `keyword_weight` otherwise (None: no change).
+    The fused score of the bot's own replies (items of kind "reply") is scaled by
+    `asked_reply_weight` when the question is about what the bot said, by `reply_weight`
+    otherwise; `one_per_exchange` keeps only the best item of each stored exchange (the
+    person's message and the bot's reply share a trace id), so k hits are k exchanges.
     `fusion_depth` keeps only each signal's best that many candidates (None: all of them).
     `window_bonus` is added (as a share of the best fused
     score) to items inside the plan's time window; `recency_boost` likewise scaled by
@@ -328,17 +349,23 @@ class RankingConfig:
     keeps only the better item.
 
     The defaults are the winners of `bench/retrieval_eval.py` on the tuning splits of both
-    of its datasets (see bench/README.md): dense leads and BM25 is a light tie-breaker
-    (RRF weight 0.2, k=10: the only grid setting that lost recall@5 on neither set, and
-    raised MRR on both); a higher BM25 weight for named queries, a fusion depth, fusion by
-    score sum, and stripping chatter or time words from the query did not win on both, so
-    they are off; time windows and recency matter most for time questions.
+    of its datasets (see bench/README.md, "Second round"): dense leads and BM25 weighs in
+    by score sum; BM25 counts as much as dense for a named question, not at all for a
+    question about now (BM25 finds the older statement of a changed fact), half for a
+    question about the bot's words, whose replies count three times; one item per exchange.
+    A fusion depth and stripping chatter or time words from the query did not win on both,
+    so they are off; time windows and recency matter most for time questions.
     """
 
-    fusion: str = "rrf"
+    fusion: str = "sum"
     dense_weight: float = 1.0
     keyword_weight: float = 0.2
-    name_keyword_weight: float | None = None
+    name_keyword_weight: float | None = 1.0
+    current_keyword_weight: float | None = 0.0
+    asked_keyword_weight: float | None = 0.5
+    reply_weight: float = 1.0
+    asked_reply_weight: float = 3.0
+    one_per_exchange: bool = True
     fusion_depth: int | None = None
     rrf_k: float = 10.0
     window_bonus: float = 1.0
@@ -360,8 +387,23 @@ def _finite(scores: Mapping[str, float]) -> dict[str, float]:
     }
 
 
+def exchange_of(metadata: Mapping[str, object]) -> str | None:
+    """The exchange an item was stored from, for `one_per_exchange`: the trace id of the
+    person's message (kind "exchange") and of the bot's reply (kind "reply"); None for other
+    items (a fact the bot was asked to remember stands alone, though it shares the trace id)."""
+    trace = metadata.get("trace_id")
+    if metadata.get("kind") in ("exchange", "reply") and isinstance(trace, str) and trace:
+        return trace
+    return None
+
+
 def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig) -> float:
-    """BM25's weight in the fusion for this query: more when it names people or things."""
+    """BM25's weight in the fusion for this query: its own for a question about the present
+    state of things (`current_keyword_weight`), more when it names people or things."""
+    if plan.current and cfg.current_keyword_weight is not None:
+        return cfg.current_keyword_weight
+    if plan.about_reply and cfg.asked_keyword_weight is not None:
+        return cfg.asked_keyword_weight
     if plan.names and cfg.name_keyword_weight is not None:
         return cfg.name_keyword_weight
     return cfg.keyword_weight
@@ -402,12 +444,18 @@ def fuse_keyed(
     k: int,
     mode: str = "hybrid",
     config: RankingConfig | None = None,
+    replies: np.ndarray | None = None,
+    exchanges: Keyed | None = None,
 ) -> Keyed:
     """`fuse` over integer keys with numpy: the best `k` (keys, scores), best first.
 
     The same ranking as `fuse` (which calls this), with ties broken by the smaller key where
     `fuse` breaks them by id. `created_at` holds (keys, epoch seconds); as in `fuse`, the
-    keys inside the plan's time window join the candidates.
+    keys inside the plan's time window join the candidates. `replies` holds the keys of the
+    bot's own replies (kind "reply"), whose fused score is scaled by `asked_reply_weight` when
+    the plan asks what the bot said and by `reply_weight` otherwise (None: none are replies).
+    `exchanges` holds (keys, exchange ids >= 0): with `one_per_exchange`, only the best key
+    of each exchange is kept (keys without an exchange id stand alone).
     """
     if mode not in ("dense", "keyword", "hybrid"):
         raise ValueError(f"unknown ranking mode: {mode!r}")
@@ -435,6 +483,9 @@ def fuse_keyed(
     # bincount adds in order, dense before keyword: the same sums as adding them one by one
     values = np.concatenate([*(p[1] for p in parts), np.zeros(len(inside))])
     base = np.bincount(slot, weights=values, minlength=len(keys)).astype(np.float64, copy=False)
+    factor = cfg.asked_reply_weight if plan.about_reply else cfg.reply_weight
+    if replies is not None and len(replies) and factor != 1.0:
+        base[np.isin(keys, replies)] *= factor
     if timed:
         scored = np.bincount(slot[: len(found)], minlength=len(keys)) > 0
         scale = float(base[scored].max()) if scored.any() else 0.0
@@ -448,7 +499,16 @@ def fuse_keyed(
             age_days = np.maximum(0.0, (now - times[1][order[at[has]]]) / DAY)
             decay = 0.5 ** (age_days / max(cfg.half_life_days, 1e-6))
             base[has] += plan.recency_weight * cfg.recency_boost * scale * decay
-    best = np.lexsort((keys, -base))[:k]
+    order = np.lexsort((keys, -base))
+    if cfg.one_per_exchange and exchanges is not None and len(exchanges[0]) and len(keys):
+        # each key its own group (distinct negative ids) unless an exchange id says otherwise
+        group = -1 - np.arange(len(keys), dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, exchanges[0]), len(keys) - 1)
+        known = keys[at] == exchanges[0]
+        group[at[known]] = np.asarray(exchanges[1], np.int64)[known]
+        _, first = np.unique(group[order], return_index=True)
+        order = order[np.sort(first)]
+    best = order[:k]
     return keys[best], base[best]
 
 
@@ -462,6 +522,8 @@ def fuse(
     k: int,
     mode: str = "hybrid",
     config: RankingConfig | None = None,
+    kinds: Mapping[str, str] | None = None,
+    exchanges: Mapping[str, str] | None = None,
 ) -> list[tuple[str, float]]:
     """Rank candidates, best first, at most `k` of them, as (id, score).
 
@@ -470,7 +532,10 @@ def fuse(
     time window, items inside it are candidates even if neither search found them).
     `mode` is "dense" or "keyword" (one signal alone) or "hybrid" (both, fused per
     `config`, default `DEFAULT_CONFIG`). The plan's window and recency apply in every mode.
-    Ties are broken by id. The work is `fuse_keyed`'s, over the ids' positions in id order.
+    `kinds` maps id -> the item's kind (metadata "kind"); items of kind "reply" are weighted
+    as `fuse_keyed` says. `exchanges` maps id -> the exchange it was stored from (metadata
+    "trace_id"): with `one_per_exchange` a ranking holds one item of each exchange. Ties are broken by id. The work is `fuse_keyed`'s, over the ids'
+    positions in id order.
     """
     scores = [_finite(dense), _finite(keyword), _finite(created_at)]
     ids = sorted(set().union(*scores))
@@ -480,8 +545,15 @@ def fuse(
         return (np.fromiter((position[i] for i in found), np.int64, len(found)),
                 np.fromiter(found.values(), np.float64, len(found)))
 
+    replies = np.fromiter((position[i] for i, kind in (kinds or {}).items() if kind == "reply" and i in position),
+                          np.int64)
+    exchange_of = {i: e for i, e in (exchanges or {}).items() if i in position}
+    exchange_ids = {e: n for n, e in enumerate(sorted(set(exchange_of.values())))}
+    grouped = (np.fromiter((position[i] for i in exchange_of), np.int64, len(exchange_of)),
+               np.fromiter((exchange_ids[e] for e in exchange_of.values()), np.int64, len(exchange_of)))
     keys, fused = fuse_keyed(plan, dense=keyed(scores[0]), keyword=keyed(scores[1]),
-                             created_at=keyed(scores[2]), now=now, k=k, mode=mode, config=config)
+                             created_at=keyed(scores[2]), now=now, k=k, mode=mode, config=config,
+                             replies=replies, exchanges=grouped)
     return [(ids[key], score) for key, score in zip(keys.tolist(), fused.tolist(), strict=True)]
 
 

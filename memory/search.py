@@ -4,8 +4,9 @@ Works on the columns of `memory.user_items.UserItems` with numpy: the scope is a
 the dense candidates are the top max(DENSE_CANDIDATES, 10k) rows of the scope by a dot
 product of unit vectors, the keyword scores come from the incremental BM25 index over the
 scope's rows, and the candidates (plus, when the query has a time window, the scope's items
-inside it) go to `ranking.fuse_keyed` as arrays of rows: no Python loop runs over the items
-or the candidates. The caller holds the items' lock and runs this in a worker thread.
+inside it) go to `ranking.fuse_keyed` as arrays of rows, with which of them are the bot's
+replies when the configuration weights those: no Python loop runs over the items, only over
+the candidates (their ids, and their kinds). The caller holds the items' lock and runs this in a worker thread.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -59,8 +60,32 @@ def rank(items: UserItems, plan: ranking.QueryPlan, search_text: str, vector: np
     def keyed(rows: np.ndarray, values: np.ndarray) -> ranking.Keyed:
         return key_of[np.searchsorted(candidates, rows)], values
 
+    replies, exchanges = _kinds_and_exchanges(items, plan, config, candidates, key_of)
+
     timed = plan.since is not None or plan.until is not None or plan.recency_weight > 0
     keys, scores = ranking.fuse_keyed(plan, dense=keyed(*dense), keyword=keyed(*keyword),
                                       created_at=keyed(candidates, items.created[candidates]) if timed else none,
-                                      now=now, k=k, mode=mode, config=config)
+                                      now=now, k=k, mode=mode, config=config, replies=replies,
+                                      exchanges=exchanges)
     return list(zip(by_id[keys].tolist(), scores.tolist(), strict=True))
+
+
+def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: ranking.RankingConfig,
+                         candidates: np.ndarray, key_of: np.ndarray) -> tuple[np.ndarray | None, ranking.Keyed | None]:
+    """What `fuse_keyed` needs of the candidates' metadata, when `config` uses it: the keys of
+    the bot's replies (kind "reply"), and (keys, exchange ids) by `ranking.exchange_of`."""
+    weighs_replies = (config.asked_reply_weight if plan.about_reply else config.reply_weight) != 1.0
+    if not (weighs_replies or config.one_per_exchange) or not len(candidates):
+        return None, None
+    metadata = [items.items[r].metadata for r in candidates.tolist()]
+    replies = None
+    if weighs_replies:
+        replies = key_of[np.fromiter((m.get("kind") == "reply" for m in metadata), bool, len(metadata))]
+    exchanges = None
+    if config.one_per_exchange:
+        traces = [ranking.exchange_of(m) for m in metadata]
+        has = np.fromiter((t is not None for t in traces), bool, len(traces))
+        if has.any():
+            _, ids = np.unique(np.array([t for t in traces if t is not None], dtype=str), return_inverse=True)
+            exchanges = (key_of[has], ids.astype(np.int64))
+    return replies, exchanges

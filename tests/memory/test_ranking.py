@@ -15,8 +15,9 @@ from memory.ranking import (
     DEFAULT_CONFIG,
     QueryPlan,
     RankingConfig,
-    drop_near_duplicates,
     count_names,
+    drop_near_duplicates,
+    exchange_of,
     fuse,
     fuse_keyed,
     keyword_weight_for,
@@ -112,6 +113,86 @@ def test_the_name_weight_lets_the_keyword_match_win_for_a_named_query() -> None:
     assert fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=heavy)[0][0] == "b"
 
 
+@pytest.mark.parametrize(("query", "about_reply"), [
+    ("What did you recommend for dinner last week?", True),
+    ("Which Zafón book did you recommend to me?", True),
+    ("what did you tell me to pack for the rainy hike?", True),
+    ("What gift did you suggest for Priya?", True),
+    ("what was your advice about the tomatoes", True),
+    ("what did I tell you about Priya?", False),
+    ("do you remember my cat?", False),
+    ("What did Priya recommend?", False),
+    ("", False),
+])
+def test_a_question_about_what_the_bot_said_is_recognised(query: str, about_reply: bool) -> None:
+    assert plan_query(query, NOW).about_reply is about_reply
+
+
+def test_a_question_about_the_present_is_current_unless_it_names_a_time() -> None:
+    assert plan_query("Where do I live now?", NOW).current
+    assert plan_query("what does Priya do for work these days", NOW).current
+    assert not plan_query("where did I say I live last week now?", NOW).current
+    assert not plan_query("Where does Priya take salsa lessons?", NOW).current
+
+
+def test_each_kind_of_question_gets_its_own_bm25_weight() -> None:
+    cfg = replace(DEFAULT_CONFIG, keyword_weight=0.2, name_keyword_weight=1.5, current_keyword_weight=0.0,
+                  asked_keyword_weight=0.3)
+    assert keyword_weight_for(plan_query("What does Priya do for work now?", NOW), cfg) == 0.0
+    assert keyword_weight_for(plan_query("What gift did you suggest for Priya?", NOW), cfg) == 0.3
+    assert keyword_weight_for(plan_query("Where does Priya take salsa lessons?", NOW), cfg) == 1.5
+    assert keyword_weight_for(plan_query("where does my sister take lessons?", NOW), cfg) == 0.2
+
+
+def test_the_bots_replies_rank_higher_only_when_the_question_is_about_them() -> None:
+    dense = {"message": 0.9, "reply": 0.8}
+    kinds = {"reply": "reply", "message": "exchange"}
+    cfg = replace(DEFAULT_CONFIG, fusion="rrf", asked_reply_weight=2.0, one_per_exchange=False)
+    asked = plan_query("what quiche recipe did you give me?", NOW)
+    told = plan_query("what did I have for dinner?", NOW)
+    assert [i for i, _ in fuse(asked, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=cfg,
+                               kinds=kinds)] == ["reply", "message"]
+    assert [i for i, _ in fuse(told, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=cfg,
+                               kinds=kinds)] == ["message", "reply"]
+    assert [i for i, _ in fuse(asked, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=cfg)] \
+        == ["message", "reply"]
+
+
+def test_reply_weight_below_one_ranks_the_bots_replies_lower() -> None:
+    dense = {"reply": 0.9, "message": 0.8}
+    kinds = {"reply": "reply"}
+    cfg = replace(DEFAULT_CONFIG, fusion="rrf", reply_weight=0.5)
+    ranked = fuse(NO_TIME, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=cfg, kinds=kinds)
+    assert [i for i, _ in ranked] == ["message", "reply"]
+
+
+def test_one_per_exchange_keeps_only_the_best_item_of_each_exchange() -> None:
+    dense = {"q1": 0.9, "r1": 0.85, "q2": 0.8, "alone": 0.75, "r2": 0.7, "q3": 0.6}
+    exchanges = {"q1": "t1", "r1": "t1", "q2": "t2", "r2": "t2", "q3": "t3", "unknown": "t9"}
+    cfg = replace(DEFAULT_CONFIG, one_per_exchange=True)
+    ranked = fuse(NO_TIME, dense=dense, keyword={}, created_at={}, now=NOW, k=4, config=cfg, exchanges=exchanges)
+    assert [i for i, _ in ranked] == ["q1", "q2", "alone", "q3"]
+    every = fuse(NO_TIME, dense=dense, keyword={}, created_at={}, now=NOW, k=4,
+                 config=replace(cfg, one_per_exchange=False), exchanges=exchanges)
+    assert [i for i, _ in every] == ["q1", "r1", "q2", "alone"]
+
+
+def test_an_exchange_is_the_message_and_the_reply_of_one_trace_and_a_fact_stands_alone() -> None:
+    assert exchange_of({"trace_id": "t1", "kind": "exchange"}) == "t1"
+    assert exchange_of({"trace_id": "t1", "kind": "reply"}) == "t1"
+    assert exchange_of({"trace_id": "t1", "kind": "fact"}) is None
+    assert exchange_of({"kind": "reply"}) is None
+    assert exchange_of({"trace_id": 7, "kind": "reply"}) is None
+
+def test_one_per_exchange_in_fuse_keyed_ignores_exchange_keys_that_are_not_candidates() -> None:
+    cfg = replace(DEFAULT_CONFIG, one_per_exchange=True)
+    keys, _ = fuse_keyed(NO_TIME, dense=(np.array([5, 3, 8]), np.array([0.9, 0.8, 0.7])),
+                         keyword=(np.zeros(0, np.int64), np.zeros(0)), created_at=(np.zeros(0, np.int64), np.zeros(0)),
+                         now=NOW, k=5, config=cfg,
+                         exchanges=(np.array([5, 8, 99, 3]), np.array([0, 0, 0, 1])))
+    assert keys.tolist() == [5, 3]
+
+
 def test_fusion_depth_keeps_only_each_signals_best_candidates() -> None:
     dense = {"a": 0.9, "b": 0.8, "c": 0.1}
     keyword = {"c": 0.5, "d": 0.4, "e": 0.3}
@@ -201,10 +282,11 @@ def test_keyword_mode_ranks_by_keyword_only() -> None:
 
 
 def test_hybrid_mode_puts_an_item_both_searches_found_first() -> None:
-    ranked = fuse(NO_TIME, dense={"a": 0.9, "both": 0.8}, keyword={"both": 5.0, "c": 6.0}, created_at={},
-                  now=NOW, k=5, mode="hybrid")
+    # (a few weak candidates too: min-max normalizing gives the weakest of each signal 0)
+    ranked = fuse(NO_TIME, dense={"a": 0.9, "both": 0.85, "x": 0.1}, keyword={"both": 5.0, "c": 6.0, "y": 0.5},
+                  created_at={}, now=NOW, k=5, mode="hybrid")
     assert ranked[0][0] == "both"
-    assert {i for i, _ in ranked} == {"a", "both", "c"}
+    assert {i for i, _ in ranked} == {"a", "both", "c", "x", "y"}
 
 
 def test_sum_fusion_is_available_as_configuration() -> None:
@@ -248,7 +330,8 @@ def test_recency_does_not_reorder_a_question_without_time() -> None:
 def test_recency_lifts_the_newer_item_for_a_question_about_now() -> None:
     plan = plan_query("where do I live now?", NOW)
     created = {"old": NOW - 40 * DAY, "new": NOW - 1 * DAY}
-    ranked = fuse(plan, dense={"old": 0.80, "new": 0.79}, keyword={}, created_at=created, now=NOW, k=2)
+    dense = {"old": 0.80, "new": 0.79, "weak": 0.30}
+    ranked = fuse(plan, dense=dense, keyword={}, created_at={**created, "weak": NOW}, now=NOW, k=2)
     assert [i for i, _ in ranked] == ["new", "old"]
 
 

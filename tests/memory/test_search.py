@@ -21,19 +21,22 @@ WORDS = "gym pasta berlin piano dog train coffee rain novel garden exam bike".sp
 
 def user_items(count: int, seed: int = 3) -> UserItems:
     """`count` items with ids in no particular order, two scopes, one a day apart going back
-    from NOW, texts of a few shared words (so BM25 scores tie often)."""
+    from NOW, texts of a few shared words (so BM25 scores tie often); stored as exchanges of
+    two (a message or a fact, then the bot's reply: the same trace id), one in seven with no trace."""
     rng = random.Random(seed)
     vectors = np.random.default_rng(seed).standard_normal((count, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     items = UserItems(0)
     items.append([StoredItem(f"{rng.getrandbits(64):016x}", " ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
-                             {"created_at": NOW - (count - n) * DAY, "scope": "dm" if n % 3 else "guild"})
+                             {"created_at": NOW - (count - n) * DAY, "scope": "dm" if n % 3 else "guild",
+                              "kind": "reply" if n % 2 else "fact" if n % 5 == 0 else "exchange",
+                              **({} if n % 7 == 0 else {"trace_id": f"trace-{n // 2}"})})
                   for n in range(count)], vectors)
     return items
 
 
 def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, scope: str | None,
-              k: int, mode: str) -> list[tuple[int, float]]:
+              k: int, mode: str, config: ranking.RankingConfig) -> list[tuple[int, float]]:
     """What `rank` must give: `fuse` over dicts of the scope's candidates."""
     rows = np.flatnonzero(items.mask(scope))
     similarity = items.matrix[rows] @ vector
@@ -42,22 +45,31 @@ def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, sco
     found, scores = items.keywords.scores(plan.search_text, items.mask(scope))
     keyword = {items.ids[r]: s for r, s in zip(found.tolist(), scores.tolist(), strict=True)}
     created_at = {items.ids[r]: float(items.created[r]) for r in rows.tolist()}
+    kinds = {items.ids[r]: items.items[r].metadata["kind"] for r in rows.tolist()}
+    exchanges = {items.ids[r]: e for r in rows.tolist() if (e := ranking.exchange_of(items.items[r].metadata))}
     ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=NOW, k=k,
-                          mode=mode, config=ranking.DEFAULT_CONFIG)
+                          mode=mode, config=config, kinds=kinds, exchanges=exchanges)
     return [(items.row(i), score) for i, score in ranked]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "keyword"])
 @pytest.mark.parametrize("query", ["gym pasta", "what did I say about the dog last week?",
-                                   "where do I bike now?", "yesterday", "zzz nothing matches"])
+                                   "where do I bike now?", "yesterday", "zzz nothing matches",
+                                   "which novel did you recommend?"])
 @pytest.mark.parametrize("scope", [None, "dm", "guild"])
-def test_rank_orders_candidates_as_fuse_does(mode: str, query: str, scope: str | None) -> None:
+@pytest.mark.parametrize("config", [
+    ranking.DEFAULT_CONFIG,
+    ranking.RankingConfig(fusion="rrf", name_keyword_weight=None, current_keyword_weight=None,
+                          asked_keyword_weight=None, asked_reply_weight=1.0, one_per_exchange=False),
+    ranking.RankingConfig(reply_weight=0.5, asked_reply_weight=3.0, one_per_exchange=True),
+], ids=["defaults", "previous", "replies-weighted"])
+def test_rank_orders_candidates_as_fuse_does(mode: str, query: str, scope: str | None,
+                                             config: ranking.RankingConfig) -> None:
     items = user_items(400)
-    plan = ranking.plan_query(query, NOW)
+    plan = ranking.plan_query(query, NOW, config)
     vector = items.matrix[7] * 0.5 + items.matrix[11] * 0.5
-    ranked = rank(items, plan, plan.search_text, vector, scope=scope, k=5, mode=mode, now=NOW,
-                  config=ranking.DEFAULT_CONFIG)
-    expected = reference(items, plan, vector, scope, 5, mode)
+    ranked = rank(items, plan, plan.search_text, vector, scope=scope, k=5, mode=mode, now=NOW, config=config)
+    expected = reference(items, plan, vector, scope, 5, mode, config)
     assert [row for row, _ in ranked] == [row for row, _ in expected]
     assert [score for _, score in ranked] == pytest.approx([score for _, score in expected], rel=1e-6)
 
