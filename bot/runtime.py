@@ -9,7 +9,8 @@ server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the Tool
 the built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
-Agent; the TurnPipeline. When a server's tool list changes (it came up, or it sent
+Agent; the TurnPipeline and the front ends' services (bot.services, as
+FrontEndServices). When a server's tool list changes (it came up, or it sent
 notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, then MCP tools
 (the pipeline's context budget keeps the catalog size it had at start-up). A store that cannot
 open raises memory's StoreUnavailable / SchemaVersionError (one clear line, shown by
@@ -41,8 +42,10 @@ from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
 from bot.config import Settings
 from bot.health import HEALTH_INTERVAL_S
+from bot.interfaces import FrontEndServices
 from bot.pipeline import TurnPipeline
 from bot.reconcile import reconcile_memory
+from bot.services import ChannelService, PersonMemoryService, TraceService
 from memory.buffer import ChannelBuffer
 from memory.database import Database
 from memory.errors import StoreUnavailable
@@ -87,6 +90,7 @@ class Runtime:
         self.llm: Any
         self.agent: Agent
         self.pipeline: TurnPipeline
+        self.services: FrontEndServices
         self.writes: MemoryWriteLog
 
     async def __aenter__(self) -> Runtime:
@@ -124,6 +128,12 @@ class Runtime:
                                max_steps=s.agent.max_steps)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s)
+            self.services = FrontEndServices(
+                turns=self.pipeline, traces=TraceService(self.traces),
+                memory=PersonMemoryService(self.user_memory,
+                                           global_scope=s.memory.memory_scope == "global"),
+                channels=ChannelService(self.buffer, self.pipeline.scheduler,
+                                        now=lambda: datetime.now(UTC)))
             self.writes = MemoryWriteLog(self.db)
             if undone := await reconcile_memory(self.writes, self.traces, self.user_memory):
                 log.warning("start-up: undid %d memory item(s) of turns cut before they were stored",
@@ -171,7 +181,7 @@ class Runtime:
         while True:
             await asyncio.sleep(self._health_interval_s)
             p = self.pipeline
-            if text := p.health.line(queued=p.turns_queued, in_flight=p.turns_in_flight):
+            if text := p.health.line(queued=p.turns_queued, in_flight=p.tracker.in_flight):
                 log.warning("%s", text)
 
     async def _sweep_writes(self) -> None:
@@ -179,7 +189,7 @@ class Runtime:
             await asyncio.sleep(RECONCILE_INTERVAL_S)
             try:
                 await reconcile_memory(
-                    self.writes, self.traces, self.user_memory, skip=self.pipeline.storing,
+                    self.writes, self.traces, self.user_memory, skip=self.pipeline.persister.storing,
                     older_than=datetime.now(UTC) - timedelta(seconds=RECONCILE_GRACE_S))
             except Exception:
                 log.exception("reconciling memory writes failed; trying again next time")

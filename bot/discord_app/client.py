@@ -8,7 +8,7 @@ on the client so that every reply, followup and thread post inherits them: no @e
 With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With another
 DISCORD_API_BASE_URL than Discord's, the gateway URL is asked from that API (GET /gateway/bot).
 An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard).
-Imports the cogs and the pipeline's type; never agent/ or memory/ stores (memory.errors only, to
+Imports the cogs and the services' interfaces (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
 
@@ -29,7 +29,7 @@ from bot.discord_app.interactions import NOT_ALLOWED, tell
 from bot.discord_app.parse_guard import guard_parsers
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
-from bot.pipeline import TurnPipeline
+from bot.interfaces import FrontEndServices
 from memory.errors import MemoryStoreError
 
 __all__ = ["ALLOWED_MENTIONS", "ReactBot", "ShardedReactBot", "create_bot", "intents_for", "policy_for"]
@@ -83,11 +83,11 @@ class ReactCommandTree(app_commands.CommandTree):
 class _BotCore:
     """What both bot classes share: cogs and the one-time sync in setup_hook."""
 
-    pipeline: TurnPipeline
+    services: FrontEndServices
     settings: Settings
     policy: AccessPolicy
 
-    def __init__(self, pipeline: TurnPipeline, settings: Settings, **kwargs: Any) -> None:
+    def __init__(self, services: FrontEndServices, settings: Settings, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
             command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
             help_command=None,
@@ -96,7 +96,7 @@ class _BotCore:
             tree_cls=ReactCommandTree,
             **kwargs,
         )
-        self.pipeline = pipeline
+        self.services = services
         self.settings = settings
         self.policy = policy_for(settings)
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
@@ -105,11 +105,12 @@ class _BotCore:
         bot: commands.Bot = self  # type: ignore[assignment]
         if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
-        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, self.policy))
-        await bot.add_cog(AskCog(self.pipeline))
-        await bot.add_cog(TraceCog(bot, self.pipeline))
-        await bot.add_cog(MemoryCog(self.pipeline))
-        await bot.add_cog(AdminCog(self.pipeline))
+        s = self.services
+        await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, self.settings, self.policy))
+        await bot.add_cog(AskCog(s.turns, s.traces))
+        await bot.add_cog(TraceCog(bot, s.traces))
+        await bot.add_cog(MemoryCog(s.memory))
+        await bot.add_cog(AdminCog(s.channels))
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)
@@ -143,7 +144,7 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
     """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
 
 
-def create_bot(pipeline: TurnPipeline, settings: Settings, **client_options: Any) -> commands.Bot:
+def create_bot(services: FrontEndServices, settings: Settings, **client_options: Any) -> commands.Bot:
     """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
 
     ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
@@ -151,6 +152,6 @@ def create_bot(pipeline: TurnPipeline, settings: Settings, **client_options: Any
     discord.http.Route.BASE = settings.discord_api_base_url
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
-        return ShardedReactBot(pipeline, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
+        return ShardedReactBot(services, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
                                **client_options)
-    return ReactBot(pipeline, settings, **client_options)
+    return ReactBot(services, settings, **client_options)

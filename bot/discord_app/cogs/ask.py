@@ -16,7 +16,7 @@ from agent.events import AgentEvent
 from bot.discord_app.delivery import answer_parts, post_trace, trace_messages
 from bot.discord_app.status import ThrottledStatus, status_line
 from bot.discord_app.translate import request_from_interaction
-from bot.pipeline import TurnPipeline
+from bot.interfaces import TraceAccess, TurnRunner
 
 __all__ = ["AskCog"]
 
@@ -26,8 +26,9 @@ QUESTION_MAX = 4000
 class AskCog(commands.Cog):
     """The /ask command."""
 
-    def __init__(self, pipeline: TurnPipeline, status_interval_s: float = 1.0) -> None:
+    def __init__(self, pipeline: TurnRunner, traces: TraceAccess, status_interval_s: float = 1.0) -> None:
         self.pipeline = pipeline
+        self.traces = traces
         self.status_interval_s = status_interval_s
 
     @app_commands.command(name="ask", description="Ask the agent a question")
@@ -68,9 +69,9 @@ class AskCog(commands.Cog):
         if result.trace_id is None:
             return
         if not private:
-            await self.pipeline.attach_message(result.trace_id, str(answer.id))
+            await self.traces.attach_message(result.trace_id, str(answer.id))
         if trace:
-            record = await self.pipeline.get_trace(result.trace_id)
+            record = await self.traces.get_trace(result.trace_id)
             if record is None:
                 return
             if private:

@@ -20,7 +20,7 @@ from bot.discord_app.access import AccessPolicy
 from bot.discord_app.delivery import reply_in_parts, reply_to
 from bot.discord_app.translate import attachments_text, request_from_message, strip_bot_mention, where_of
 from bot.errors import sentence_for
-from bot.pipeline import TurnPipeline
+from bot.interfaces import ChannelAdmin, TraceAccess, TurnRunner
 
 __all__ = ["MentionsCog"]
 
@@ -32,9 +32,12 @@ _COOLDOWN_NOTICES_MAX = 10_000
 class MentionsCog(commands.Cog):
     """Listens to messages and answers the ones addressed to the bot."""
 
-    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, settings: Settings, policy: AccessPolicy) -> None:
+    def __init__(self, bot: commands.Bot, pipeline: TurnRunner, traces: TraceAccess, channels: ChannelAdmin,
+                 settings: Settings, policy: AccessPolicy) -> None:
         self.bot = bot
         self.pipeline = pipeline
+        self.traces = traces
+        self.channels = channels
         self.settings = settings
         self.policy = policy
         self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
@@ -74,7 +77,7 @@ class MentionsCog(commands.Cog):
             return
         if not self._is_addressed(message):
             if self.settings.buffer_all_messages:  # record_chatter skips empty text itself
-                await self.pipeline.record_chatter(
+                await self.channels.record_chatter(
                     user_id=str(message.author.id),
                     display_name=message.author.display_name,
                     guild_id=str(message.guild.id) if message.guild else None,
@@ -112,4 +115,4 @@ class MentionsCog(commands.Cog):
             return
         sent = await reply_in_parts(message, result.text)
         if result.trace_id is not None:
-            await self.pipeline.attach_message(result.trace_id, str(sent.id))
+            await self.traces.attach_message(result.trace_id, str(sent.id))
