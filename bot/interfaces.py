@@ -9,17 +9,19 @@ Part of bot/: imports only plain data types (requests, trace and memory records)
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.events import AgentEvent
+from bot.place_settings import PlaceSettings
 from bot.requests import TurnRequest, TurnResult
+from memory.guild_settings import SettingValue, StoredSetting
 from memory.semantic import MemoryHit
 from memory.traces import TraceRecord
 
-__all__ = ["ChannelAdmin", "EventCallback", "FrontEndServices", "PersonMemory", "TraceAccess",
-           "TurnRunner"]
+__all__ = ["ChannelAdmin", "EventCallback", "FrontEndServices", "PersonMemory", "PlaceSettingsAccess",
+           "TraceAccess", "TurnRunner"]
 
 EventCallback = Callable[[AgentEvent], Awaitable[None]]
 
@@ -56,6 +58,21 @@ class ChannelAdmin(Protocol):
                              channel_id: str, text: str, message_id: str | None = None) -> bool: ...
 
 
+class PlaceSettingsAccess(Protocol):
+    """A server's and its channels' settings (bot.place_settings.PlaceSettingsService): each
+    call names one guild; a refused value raises bot.place_settings.InvalidSetting."""
+
+    async def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
+    async def rows(self, guild_id: str) -> list[StoredSetting]: ...
+    async def set_value(self, guild_id: str, channel_id: str | None, key: str, raw: str,
+                        actor_id: str) -> SettingValue: ...
+    async def set_tool(self, guild_id: str, channel_id: str | None, name: str, enabled: bool,
+                       actor_id: str) -> str: ...
+    async def reset(self, guild_id: str, channel_id: str | None, key: str | None,
+                    actor_id: str) -> int: ...
+    async def mark_bot_thread(self, guild_id: str, thread_id: str, bot_id: str) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class FrontEndServices:
     """What a front end is given: one implementation of each interface."""
@@ -64,3 +81,4 @@ class FrontEndServices:
     traces: TraceAccess
     memory: PersonMemory
     channels: ChannelAdmin
+    places: PlaceSettingsAccess

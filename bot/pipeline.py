@@ -8,9 +8,11 @@ Platform-free, shared by the console chat and the Discord front end. The path of
 2. Take the channel's lock, then a slot of the global MAX_CONCURRENT_TURNS semaphore
    (bot.scheduling.TurnScheduler: one channel is answered in order); the turn is tracked for
    graceful shutdown (bot.turn_tracking).
-3. Read the channel's buffer window, recall the person's memories for this place, fit all of
-   it to MAX_CONTEXT_TOKENS (bot.context_budget), run the agent with per-turn memory tools,
-   streaming every event to ``on_event`` (a failing callback is logged, never fatal).
+3. Read the place's settings (bot.place_settings: persona, model, tools, memory scope,
+   cooldown; a channel's override its server's), the channel's buffer window, recall the
+   person's memories for this place, fit all of it to MAX_CONTEXT_TOKENS (bot.context_budget),
+   run the place's agent (bot.turn_agent) with per-turn memory tools, streaming every event to
+   ``on_event`` (a failing callback is logged, never fatal).
 4. Persist the whole turn or nothing (bot.persistence). A model or store failure stores
    nothing and returns one sentence (bot.errors).
 
@@ -32,6 +34,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from typing import Protocol
 from datetime import UTC, datetime
 
 from agent.errors import LLMError
@@ -46,9 +49,11 @@ from bot.health import HealthLog
 from bot.interfaces import EventCallback
 from bot.memory_tools import MemoryTools, memory_lines
 from bot.persistence import TurnPersister, has_visible_text
+from bot.place_settings import DEFAULTS, PlaceSettings
 from bot.requests import TurnRequest, TurnResult
 from bot.scheduling import Cooldowns, TurnScheduler
 from bot.stores import BufferStore, TraceStoreLike, UserMemoryStore
+from bot.turn_agent import TurnAgents
 from bot.turn_tracking import TurnTracker
 from memory.buffer import BufferedMessage
 from memory.database import Database
@@ -57,7 +62,7 @@ from memory.semantic import MemoryHit
 from memory.tokens import estimate_tokens
 from memory.write_log import MemoryWriteLog
 
-__all__ = ["EventCallback", "TurnPipeline"]
+__all__ = ["EventCallback", "PlaceLookup", "TurnPipeline"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,19 @@ RECALL_K = 5
 RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
 MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
+
+
+class PlaceLookup(Protocol):
+    """The settings in force where a turn is asked (bot.place_settings.PlaceSettingsService)."""
+
+    async def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
+
+
+class _OperatorDefaults:
+    """No per-place settings: the operator's everywhere (the console; tests)."""
+
+    async def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings:
+        return DEFAULTS
 
 
 class _TurnFailed(Exception):
@@ -84,9 +102,11 @@ class TurnPipeline:
 
     def __init__(self, agent: Agent, buffer: BufferStore, traces: TraceStoreLike, db: Database,
                  user_memory: UserMemoryStore, settings: Settings, *,
+                 places: PlaceLookup | None = None, agents: TurnAgents | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
-        self._agent = agent
+        self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
+        self._places = places or _OperatorDefaults()
         self._buffer = buffer
         self._memory = user_memory
         self._settings = settings
@@ -120,14 +140,20 @@ class TurnPipeline:
             return self._refusal("empty", started)
         if not self.tracker.accepting:
             return self._refusal("shutting_down", started)
-        if self._cooldowns.cooling_down(req.user_id, started, self._settings.user_cooldown_s):
+        try:
+            place = await self._places.for_place(req.guild_id, req.place_channels)
+        except MemoryStoreError as exc:
+            log.error("turn channel=%s: the settings could not be read: %s", req.channel_id, exc)
+            return self._refusal("memory_unavailable", started)
+        cooldown = self._settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s
+        if self._cooldowns.cooling_down(req.user_id, started, cooldown):
             return self._refusal("cooldown", started)
 
         task = self.tracker.enter()
         try:
             async with self.scheduler.turn(req.channel_id):
                 queued_ms = (self._clock() - started) * 1000.0
-                result = await self._turn(req, question, on_event, started)
+                result = await self._turn(req, question, place, on_event, started)
             result = dataclasses.replace(result, queued_ms=queued_ms)
         except asyncio.CancelledError:
             if not self.tracker.abandoned(task):
@@ -144,8 +170,8 @@ class TurnPipeline:
         log.debug("turn channel=%s question=%r answer=%r", req.channel_id, question, result.text)
         return result
 
-    async def _turn(self, req: TurnRequest, question: str, on_event: EventCallback | None,
-                    started: float) -> TurnResult:
+    async def _turn(self, req: TurnRequest, question: str, place: PlaceSettings,
+                    on_event: EventCallback | None, started: float) -> TurnResult:
         events: list[AgentEvent] = []
         end: RunEnded | None = None
         memories_used = 0
@@ -153,16 +179,21 @@ class TurnPipeline:
             try:
                 async with asyncio.timeout(self._settings.turn_timeout_s):
                     mark = self._clock()
-                    history, memories = await self._context(req, question)
+                    remember = place.memory != "off"
+                    wide = None if place.memory is None else place.memory == "global"
+                    history, memories = await self._context(req, question, remember, wide)
                     recall_ms = (self._clock() - mark) * 1000.0
-                    budget = fit_context(question, history, memories, budget=self._context_budget)
+                    persona_tokens = estimate_tokens(place.persona) if place.persona else 0
+                    budget = fit_context(question, history, memories,
+                                         budget=self._context_budget - persona_tokens)
                     memories_used = len(budget.memories)
                     pending: list[str] = []
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
                                           guild_id=req.guild_id, display_name=req.display_name)
-                    async for event in self._agent.run(
+                    tools = self._memory_tools.for_turn(pending, global_scope=wide) if remember else None
+                    async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
-                        memories=budget.memories, tools=self._memory_tools.for_turn(pending),
+                        memories=budget.memories, tools=tools,
                     ):
                         if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
                             events.append(event)
@@ -175,7 +206,8 @@ class TurnPipeline:
                 raise _TurnFailed("no_answer")
             trace_id = uuid.uuid4().hex
             mark = self._clock()
-            await self.persister.persist(req, question, end, events, trace_id, pending)
+            await self.persister.persist(req, question, end, events, trace_id, pending,
+                                         remember=remember)
             store_ms = (self._clock() - mark) * 1000.0
         except _TurnFailed as failed:
             return self._failure(failed.kind, started, events, memories_used)
@@ -206,13 +238,16 @@ class TurnPipeline:
             store_ms=store_ms,
         )
 
-    async def _context(self, req: TurnRequest, question: str) -> tuple[list[dict], list[str]]:
+    async def _context(self, req: TurnRequest, question: str, recall: bool,
+                       wide: bool | None) -> tuple[list[dict], list[str]]:
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
         history = [self._history_message(m, req.user_id) for m in recent]
+        if not recall:
+            return history, []
         hits: list[MemoryHit] = await self._memory.search(
             req.user_id, question[:RECALL_QUERY_CHARS], k=RECALL_K,
-            scope=self._memory_tools.recall_scope(req.guild_id))
+            scope=self._memory_tools.recall_scope(req.guild_id, global_scope=wide))
         memories = memory_lines(hits, max_chars=MEMORY_LINE_CHARS)
         return history, memories
 

@@ -64,6 +64,6 @@ async def run_discord(settings: Settings, stop: StopSignal | None = None) -> Non
                 raise ConfigError("DISCORD_TOKEN was not accepted by Discord (check the bot token)") from None
             except discord.PrivilegedIntentsRequired:
                 raise ConfigError(
-                    "BUFFER_ALL_MESSAGES needs the Message Content intent: enable it for the bot "
-                    "in the Discord developer portal, or set BUFFER_ALL_MESSAGES=false"
+                    "MESSAGE_CONTENT_INTENT (or BUFFER_ALL_MESSAGES) needs the Message Content intent: "
+                    "enable it for the bot in the Discord developer portal, or set both to false"
                 ) from None

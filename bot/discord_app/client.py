@@ -5,8 +5,9 @@ Slash commands are synced once, in `setup_hook` (to DEV_GUILD_ID at once when se
 globally), never in `on_ready`, which runs again on every reconnect. Allowed mentions are set
 on the client so that every reply, followup and thread post inherits them: no @everyone,
 @here, role or user pings whatever the model writes; only the replied-to asker is pinged.
-With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With another
-DISCORD_API_BASE_URL than Discord's, the gateway URL is asked from that API (GET /gateway/bot).
+With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With
+DISCORD_API_BASE_URL set (a relay, a test server), discord.py's REST base is pointed there and the
+gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globals are left alone.
 An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard).
 Imports the cogs and the services' interfaces (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
@@ -24,8 +25,8 @@ from discord.ext import commands
 
 from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
-from bot.discord_app.interactions import NOT_ALLOWED, tell
+from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog
+from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.parse_guard import guard_parsers
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
@@ -40,9 +41,10 @@ ALLOWED_MENTIONS = discord.AllowedMentions(everyone=False, roles=False, users=Fa
 
 
 def intents_for(settings: Settings) -> discord.Intents:
-    """Default intents; the privileged message-content intent only with BUFFER_ALL_MESSAGES."""
+    """Default intents; the privileged message-content intent only with MESSAGE_CONTENT_INTENT
+    (or BUFFER_ALL_MESSAGES, which implies it)."""
     intents = discord.Intents.default()
-    intents.message_content = settings.buffer_all_messages
+    intents.message_content = settings.message_content_intent
     return intents
 
 
@@ -74,6 +76,10 @@ class ReactCommandTree(app_commands.CommandTree):
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         name = interaction.command.qualified_name if interaction.command else "?"
+        if isinstance(error, app_commands.TransformerError) and error.type is discord.AppCommandOptionType.channel:
+            log.info("/%s: a channel option not of this server: %s", name, error)  # a person's mistake
+            await tell(interaction, NOT_THIS_SERVERS_CHANNEL)
+            return
         log.error("/%s failed", name, exc_info=error)
         cause = getattr(error, "original", error)
         kind = "memory_unavailable" if isinstance(cause, MemoryStoreError) else "internal"
@@ -103,14 +109,17 @@ class _BotCore:
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
-        if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
+        if self.settings.discord_api != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
         s = self.services
-        await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, self.settings, self.policy))
-        await bot.add_cog(AskCog(s.turns, s.traces))
+        await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, s.places, self.settings, self.policy))
+        await bot.add_cog(AskCog(s.turns, s.traces, s.places))
         await bot.add_cog(TraceCog(bot, s.traces))
         await bot.add_cog(MemoryCog(s.memory))
         await bot.add_cog(AdminCog(s.channels))
+        await bot.add_cog(SettingsCog(s.places, self.settings.models, admin_user_ids=self.settings.admin_user_ids,
+                                      default_cooldown_s=self.settings.user_cooldown_s,
+                                      content_intent=self.settings.message_content_intent))
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)
@@ -149,7 +158,10 @@ def create_bot(services: FrontEndServices, settings: Settings, **client_options:
 
     ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
     """
-    discord.http.Route.BASE = settings.discord_api_base_url
+    if settings.discord_api_base_url is not None:
+        # discord.py has no per-client option for its REST base: a relay means its class
+        # attribute. Unset, the library's own default stands untouched.
+        discord.http.Route.BASE = settings.discord_api_base_url
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
         return ShardedReactBot(services, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
