@@ -75,13 +75,13 @@ RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
 class PlaceLookup(Protocol):
     """The settings in force where a turn is asked (bot.place_settings.PlaceSettingsService)."""
 
-    async def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
+    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
 
 
 class _OperatorDefaults:
     """No per-place settings: the operator's everywhere (the console; tests)."""
 
-    async def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings:
+    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings:
         return DEFAULTS
 
 
@@ -140,11 +140,7 @@ class TurnPipeline:
             return self._refusal("empty", started)
         if not self.tracker.accepting:
             return self._refusal("shutting_down", started)
-        try:
-            place = await self._places.for_place(req.guild_id, req.place_channels)
-        except MemoryStoreError as exc:
-            log.error("turn channel=%s: the settings could not be read: %s", req.channel_id, exc)
-            return self._refusal("memory_unavailable", started)
+        place = self._places.for_place(req.guild_id, req.place_channels)  # no await: keeps the order
         cooldown = self._settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s
         if self._cooldowns.cooling_down(req.user_id, started, cooldown):
             return self._refusal("cooldown", started)

@@ -16,8 +16,11 @@ Keys (stored by memory.guild_settings, one value per server or channel):
                    no mention; kept here so that it survives a restart)
 
 A value given by a person is checked by ``SettingRules`` and refused with a short sentence
-(InvalidSetting) written for them. ``PlaceSettingsService`` keeps a guild's rows cached (per
-process; writes go through it, and shards never share a guild) so a message costs no query.
+(InvalidSetting) written for them. ``PlaceSettingsService`` holds every row of the file in
+memory, read once at start-up (``load``) and re-read for a guild after each change made through
+it (shards never share a file, so no other process changes them): reading a place's settings
+is synchronous, so it puts no await between a message's arrival and its place in the channel's
+queue (which would let a later message of the channel overtake it).
 Nothing here reads or writes another guild's rows: every call names one guild.
 
 Part of bot/: knows memory's settings store; nothing of Discord.
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,7 +48,6 @@ TOOL_PREFIX = "tool:"
 MEMORY_CHOICES = ("server", "off", "global")
 CHOICE_KEYS = ("model", "memory", "free_response", "auto_thread", "cooldown")  # /settings set
 ALL_KEYS = ("persona", *CHOICE_KEYS)
-CACHED_GUILDS_MAX = 4096
 _TRUE = ("true", "on", "yes", "1")
 _FALSE = ("false", "off", "no", "0")
 
@@ -171,32 +172,35 @@ def _bool(key: str, text: str) -> bool:
 
 
 class PlaceSettingsService:
-    """Reads a place's settings (cached per guild) and changes them, logging who did."""
+    """Reads a place's settings (held in memory, see the module docstring) and changes them,
+    logging who did."""
 
     def __init__(self, store: GuildSettingsStore, rules: SettingRules, *,
                  now: Callable[[], datetime]) -> None:
         self._store = store
         self.rules = rules
         self._now = now
-        self._cache: OrderedDict[str, list[StoredSetting]] = OrderedDict()
+        self._rows: dict[str, list[StoredSetting]] = {}
 
-    async def rows(self, guild_id: str) -> list[StoredSetting]:
+    async def load(self) -> None:
+        """Read every stored value (at start-up)."""
+        rows: dict[str, list[StoredSetting]] = {}
+        for row in await self._store.everything():
+            rows.setdefault(row.guild_id, []).append(row)
+        self._rows = rows
+
+    def rows(self, guild_id: str) -> list[StoredSetting]:
         """Every stored value of one guild."""
-        rows = self._cache.get(guild_id)
-        if rows is None:
-            rows = await self._store.for_guild(guild_id)
-            self._cache[guild_id] = rows
-            if len(self._cache) > CACHED_GUILDS_MAX:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(guild_id)
-        return rows
+        return list(self._rows.get(guild_id, ()))
 
-    async def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings:
+    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings:
         """The settings in a guild's channel (a DM has only the operator's defaults)."""
         if guild_id is None:
             return DEFAULTS
-        return resolve(await self.rows(guild_id), channel_ids)
+        return resolve(self._rows.get(guild_id, ()), channel_ids)
+
+    async def _reread(self, guild_id: str) -> None:
+        self._rows[guild_id] = await self._store.for_guild(guild_id)
 
     async def set_value(self, guild_id: str, channel_id: str | None, key: str, raw: str,
                         actor_id: str) -> SettingValue:
@@ -221,13 +225,12 @@ class PlaceSettingsService:
         if key is None:
             keys = None
         elif key == "tools":
-            keys = [r.key for r in await self.rows(guild_id)
+            keys = [r.key for r in self.rows(guild_id)
                     if r.key.startswith(TOOL_PREFIX) and r.channel_id == channel_id]
         else:
             keys = [key]
-        self._cache.pop(guild_id, None)
         removed = await self._store.clear(guild_id, channel_id, keys, actor_id, self._now())
-        self._cache.pop(guild_id, None)  # again: a read during the write may have cached old rows
+        await self._reread(guild_id)
         log.info("settings guild=%s channel=%s reset %s (%d value(s)) by user=%s", guild_id,
                  channel_id or "-", key or "everything", removed, actor_id)
         return removed
@@ -238,9 +241,8 @@ class PlaceSettingsService:
 
     async def _put(self, guild_id: str, channel_id: str | None, key: str, value: SettingValue,
                    actor_id: str) -> None:
-        self._cache.pop(guild_id, None)
         await self._store.put(guild_id, channel_id, key, value, actor_id, self._now())
-        self._cache.pop(guild_id, None)  # again: a read during the write may have cached old rows
+        await self._reread(guild_id)
         shown = f"{len(value)} characters" if key == "persona" and isinstance(value, str) else repr(value)
         log.info("settings guild=%s channel=%s %s=%s by user=%s", guild_id, channel_id or "-",
                  key, shown, actor_id)

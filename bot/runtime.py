@@ -139,6 +139,7 @@ class Runtime:
                                  operator_global_memory=s.memory.memory_scope == "global")
             self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
                                                now=lambda: datetime.now(UTC))
+            await self.places.load()
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents)
             self.services = FrontEndServices(

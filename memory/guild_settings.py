@@ -12,6 +12,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,6 +49,11 @@ class SettingChange:
     created_at: datetime
 
 
+def _stored(r: sqlite3.Row) -> StoredSetting:
+    return StoredSetting(r["guild_id"], r["channel_id"] or None, r["key"], json.loads(r["value_json"]),
+                         r["updated_by"], from_epoch_us(r["updated_at_us"]))
+
+
 def _channel(channel_id: str | None) -> str:
     require_id("channel_id", channel_id, optional=True)
     return SERVER if channel_id is None else channel_id
@@ -59,15 +65,20 @@ class GuildSettingsStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
+    async def everything(self) -> list[StoredSetting]:
+        """Every stored value of every guild in this file (read once at start-up)."""
+        rows = await self._db.fetchall(
+            "SELECT guild_id, channel_id, key, value_json, updated_by, updated_at_us "
+            "FROM guild_settings ORDER BY guild_id, channel_id, key")
+        return [_stored(r) for r in rows]
+
     async def for_guild(self, guild_id: str) -> list[StoredSetting]:
         """Every value of one guild (its own and its channels')."""
         require_id("guild_id", guild_id)
         rows = await self._db.fetchall(
             "SELECT guild_id, channel_id, key, value_json, updated_by, updated_at_us "
             "FROM guild_settings WHERE guild_id = ? ORDER BY channel_id, key", (guild_id,))
-        return [StoredSetting(r["guild_id"], r["channel_id"] or None, r["key"],
-                              json.loads(r["value_json"]), r["updated_by"],
-                              from_epoch_us(r["updated_at_us"])) for r in rows]
+        return [_stored(r) for r in rows]
 
     async def put(self, guild_id: str, channel_id: str | None, key: str, value: SettingValue,
                   actor_id: str, when: datetime) -> None:

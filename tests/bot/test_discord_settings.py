@@ -95,10 +95,10 @@ async def test_a_member_without_manage_server_is_refused_and_an_operator_admin_i
     running = await run_bot(ADMIN_USER_IDS=world.bob)
     refused = await _settings(world, world.alice, "set", key="cooldown", value="60")
     assert await _told(world, refused) == NOT_PERMITTED
-    assert await running.runtime.places.rows(world.guild) == []
+    assert running.runtime.places.rows(world.guild) == []
     allowed = await _settings(world, world.bob, "set", key="auto_thread", value="on")
     assert await _told(world, allowed) == "auto-thread is now on for this server."
-    [row] = await running.runtime.places.rows(world.guild)
+    [row] = running.runtime.places.rows(world.guild)
     assert (row.key, row.value, row.updated_by) == ("auto_thread", True, world.bob)
 
 
@@ -111,8 +111,8 @@ async def test_another_servers_settings_are_out_of_reach(world: World, run_bot, 
     assert await _told(world, across) == NOT_THIS_SERVERS_CHANNEL
     peek = await _settings(world, admin, "view", channel=world.elsewhere)
     assert await _told(world, peek) == NOT_THIS_SERVERS_CHANNEL
-    assert await running.runtime.places.rows(world.guild) == []
-    [theirs] = await running.runtime.places.rows(world.other_guild)
+    assert running.runtime.places.rows(world.guild) == []
+    [theirs] = running.runtime.places.rows(world.other_guild)
     assert (theirs.key, theirs.value) == ("cooldown", 9.0)
 
 
@@ -126,7 +126,7 @@ async def test_invalid_values_get_a_clear_ephemeral_sentence(world: World, run_b
                     "The operator keeps memories per server, so `global` is not available; use `server` or `off`."]
     unknown = await _told(world, await _settings(world, admin, "tool", name="rm_rf", enabled=True))
     assert unknown.startswith("Unknown tool 'rm_rf'. Tools: calculator")
-    assert await running.runtime.places.rows(world.guild) == []
+    assert running.runtime.places.rows(world.guild) == []
 
 
 # ------------------------------------------------------------------ free response, threads, role

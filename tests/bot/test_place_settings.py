@@ -1,6 +1,7 @@
 """Per-server settings without Discord: the catalogue of LLM_MODELS, how values are checked,
-how a channel's values override its server's, and the SQLite store (migration 4) that keeps
-each guild's rows apart and logs who changed what."""
+how a channel's values override its server's, the SQLite store (migration 4) that keeps each
+guild's rows apart and logs who changed what, and the memory and cooldown values on the turn
+path (a real Runtime against the fake model)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import pytest
 from bot.config import ConfigError, load_settings
 from bot.model_catalog import ModelEntry, model_for_turn, parse_models
 from bot.place_settings import PERSONA_MAX_CHARS, InvalidSetting, SettingRules, resolve
+from bot.runtime import Runtime
 from memory.database import Database
 from memory.guild_settings import GuildSettingsStore, StoredSetting
 from memory.migrations import SCHEMA_VERSION
+from tests.bot.conftest import ALICE, ask, system_text
+from tests.fakes.openai_server import FakeOpenAI
 
 GUILD, OTHER = "100000000000000001", "100000000000000002"
 CHANNEL, THREAD, ELSEWHERE = "300000000000000001", "300000000000000009", "300000000000000002"
@@ -148,3 +152,26 @@ async def test_the_store_keeps_guilds_apart_logs_who_changed_what_and_resets(tmp
             ("cooldown", None, "alice"), ("cooldown", 7.0, "bob"), ("cooldown", 5.0, "alice"),
             ("persona", "a pirate", "alice")]
         assert [c.actor_id for c in await store.history(OTHER)] == ["carol"]
+
+
+# ------------------------------------------------------------------ on the turn path
+
+
+async def test_memory_off_for_a_server_neither_recalls_nor_remembers_there(runtime: Runtime, fake: FakeOpenAI) -> None:
+    fake.default_content = "Final Answer: noted"
+    await runtime.places.set_value(GUILD, None, "memory", "off", ALICE)
+    result = await runtime.pipeline.handle(ask("my cat is called Whiskers", guild=GUILD))
+    assert result.ok and "recall_memory" not in system_text(fake.requests[-1])
+    assert await runtime.services.memory.memory_items(ALICE, GUILD) == []
+    assert len(await runtime.buffer.recent("300000000000000001")) == 2  # the conversation is kept
+    await runtime.pipeline.handle(ask("my dog is called Rex", guild=OTHER))
+    assert {h.text for h in await runtime.services.memory.memory_items(ALICE, OTHER)} == {"my dog is called Rex", "noted"}
+
+
+async def test_a_servers_cooldown_replaces_the_operators(runtime: Runtime, fake: FakeOpenAI) -> None:
+    fake.default_content = "Final Answer: ok"
+    await runtime.places.set_value(GUILD, None, "cooldown", "600", ALICE)
+    first = await runtime.pipeline.handle(ask("one", guild=GUILD))
+    again = await runtime.pipeline.handle(ask("two", guild=GUILD))
+    elsewhere = await runtime.pipeline.handle(ask("three", guild=OTHER))
+    assert (first.ok, again.outcome, elsewhere.ok) == (True, "cooldown", True)

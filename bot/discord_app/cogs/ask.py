@@ -94,7 +94,7 @@ class AskCog(commands.Cog):
         channel = interaction.channel
         if interaction.guild_id is None or not isinstance(channel, discord.TextChannel):
             return None
-        place = await self.places.for_place(str(interaction.guild_id), (str(channel.id),))
+        place = self.places.for_place(str(interaction.guild_id), (str(channel.id),))
         if not place.auto_thread:
             return None
         thread = await channel.create_thread(name=thread_name(question), type=discord.ChannelType.public_thread)

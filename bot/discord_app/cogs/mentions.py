@@ -81,11 +81,11 @@ class MentionsCog(commands.Cog):
         self._cooldown_notices[user_id] = now
         return True
 
-    async def _place(self, message: discord.Message) -> PlaceSettings:
+    def _place(self, message: discord.Message) -> PlaceSettings:
         if message.guild is None:
             return DEFAULTS
         channel_id, parent_id = place_of(message.channel)
-        return await self.places.for_place(str(message.guild.id),
+        return self.places.for_place(str(message.guild.id),
                                            (channel_id,) if parent_id is None else (parent_id, channel_id))
 
     def _is_addressed(self, message: discord.Message, place: PlaceSettings) -> bool:
@@ -114,7 +114,7 @@ class MentionsCog(commands.Cog):
         if not self.policy.allows(where_of(message.author, message.channel, message.guild)):
             return
         try:
-            place = await self._place(message)
+            place = self._place(message)
             if not self._is_addressed(message, place):
                 if self.settings.buffer_all_messages:  # record_chatter skips empty text itself
                     await self.channels.record_chatter(

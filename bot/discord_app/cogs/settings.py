@@ -124,7 +124,7 @@ class SettingsCog(commands.Cog):
             return
         guild_id, channel_id = target
         channel_id = channel_id or self._current_channel(interaction)
-        place = await self.places.for_place(guild_id, (channel_id,) if channel_id else ())
+        place = self.places.for_place(guild_id, (channel_id,) if channel_id else ())
         await tell(interaction, self._render(place, channel_id))
 
     @group.command(name="set", description="Change a setting of this server or of one channel")
@@ -165,7 +165,7 @@ class SettingsCog(commands.Cog):
         if (target := await self._target(interaction, channel)) is None:
             return
         guild_id, channel_id = target
-        current = next((r.value for r in await self.places.rows(guild_id)
+        current = next((r.value for r in self.places.rows(guild_id)
                         if r.key == "persona" and r.channel_id == channel_id), None)
         await interaction.response.send_modal(PersonaModal(
             self.places, guild_id, channel_id, interaction.user.id, current if isinstance(current, str) else None))
