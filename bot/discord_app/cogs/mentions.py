@@ -48,11 +48,14 @@ NO_CONTENT_INTENT = (
 
 
 def mentions_bot(message: discord.Message, me: discord.abc.User) -> bool:
-    """A mention of the bot itself, or of its managed role (Discord's client often writes that)."""
-    if me in message.mentions:
+    """A mention of the bot itself, or of its managed role (Discord's client often writes that).
+    A payload discord.py could only partly parse may lack the mention lists: no mention then."""
+    if me in getattr(message, "mentions", ()):
         return True
     role = message.guild.self_role if message.guild is not None else None
-    return role is not None and (role in message.role_mentions or role.id in message.raw_role_mentions)
+    if role is None:
+        return False
+    return role in getattr(message, "role_mentions", ()) or role.id in message.raw_role_mentions
 
 
 class MentionsCog(commands.Cog):
