@@ -13,7 +13,7 @@ Datasets, side by side:
   months, 730 questions; users "aiko" and "dev" are the held-out split). A question's
   recall@k is the share of its evidence turns in the top k ("window" questions: any one).
 
-Every turn is stored as the bot stores it: `bot.pipeline.exchange_items` gives the items
+Every turn is stored as the bot stores it: `bot.persistence.exchange_items` gives the items
 (text + metadata), `memory.semantic.open_user_memory` (embedded Chroma, offline
 all-MiniLM-L6-v2) stores them with created_at = the turn's time, in time order; each
 question is asked at its own time with only the earlier turns stored. Text-unit variants
@@ -61,7 +61,7 @@ import hard_histories  # noqa: E402
 from dialogues import SESSIONS, filler_turns  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
-from bot.pipeline import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
+from bot.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
 from bot.requests import TurnRequest  # noqa: E402
 from memory import ranking  # noqa: E402
 from memory.embeddings import LocalEmbedder  # noqa: E402

@@ -263,14 +263,14 @@ async def check_discord(s: Settings) -> CheckResult:
     if not s.discord_token:
         return CheckResult(name, "skip", "not set: console mode (python -m bot chat); set "
                                          "DISCORD_TOKEN to run the Discord bot")
-    url = f"{s.discord_api_base_url}/users/@me"
+    url = f"{s.discord_api}/users/@me"
     headers = {"Authorization": f"Bot {s.discord_token}", "User-Agent": "react-discord-bot check"}
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=NETWORK_TIMEOUT_S)) as session:
             async with session.get(url, headers=headers) as resp:
                 status, body = resp.status, _json_object(await resp.text())
     except (TimeoutError, aiohttp.ClientError) as exc:
-        return _fail(name, f"Discord's API at {_shown_url(s.discord_api_base_url)} cannot be reached "
+        return _fail(name, f"Discord's API at {_shown_url(s.discord_api)} cannot be reached "
                            f"({type(exc).__name__})",
                      "check the server's network access to discord.com")
     if status == 401:

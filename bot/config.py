@@ -3,12 +3,17 @@
 Bot variables (empty values count as unset):
     DISCORD_TOKEN          bot token (unset: `python -m bot` runs the console chat); never shown
     DEV_GUILD_ID           guild to sync slash commands to at once (a snowflake)
-    DISCORD_API_BASE_URL   Discord REST base URL (default https://discord.com/api/v10; tests)
+    DISCORD_API_BASE_URL   Discord REST base URL (a relay, a proxy, the test server); unset,
+                           discord.py's own defaults stand untouched
     MAX_CONCURRENT_TURNS   turns running at once over all channels (default 4)
     MAX_CONTEXT_TOKENS     what is sent to the model fits this estimate (default 6000)
     BUFFER_WINDOW          channel messages read as history (default 40)
     USER_COOLDOWN_S        seconds between two turns of one person (default 3; 0 = off)
     BUFFER_ALL_MESSAGES    keep other chatter of a channel as context (default false)
+    MESSAGE_CONTENT_INTENT ask for the privileged Message Content intent (free-response
+                           channels need it; default false, true with BUFFER_ALL_MESSAGES)
+    ADMIN_USER_IDS         the operator's people: /settings works for them in every server
+    LLM_MODELS             models servers may choose with /settings (bot.model_catalog)
     ALLOWED_GUILD_IDS, ALLOWED_CHANNEL_IDS, ALLOWED_ROLE_IDS, BLOCKED_USER_IDS
                            comma-separated snowflakes (empty = no restriction / nobody blocked)
     ALLOW_DMS              answer in direct messages (default true)
@@ -41,6 +46,7 @@ from agent.config import AgentSettings, load_agent_settings
 from agent.errors import ConfigError as AgentConfigError
 from agent.tools.mcp.config import McpConfig, read_mcp_config
 from bot.errors import ConfigError
+from bot.model_catalog import ModelCatalog, ModelEntry, parse_models
 from envsettings import (
     SettingError,
     read_bool,
@@ -71,12 +77,14 @@ class Settings:
     memory: MemorySettings
     discord_token: str | None = field(default=None, repr=False)
     dev_guild_id: str | None = None
-    discord_api_base_url: str = DISCORD_DEFAULT_API_BASE_URL
+    discord_api_base_url: str | None = None
     max_concurrent_turns: int = 4
     max_context_tokens: int = 6000
     buffer_window: int = 40
     user_cooldown_s: float = 3.0
     buffer_all_messages: bool = False
+    message_content_intent: bool = False
+    admin_user_ids: frozenset[str] = frozenset()
     allowed_guild_ids: frozenset[str] = frozenset()
     allowed_channel_ids: frozenset[str] = frozenset()
     allowed_role_ids: frozenset[str] = frozenset()
@@ -89,10 +97,16 @@ class Settings:
     turn_timeout_s: float = 180.0
     shutdown_timeout_s: float = 60.0
     mcp: McpConfig = field(default_factory=McpConfig)
+    models: ModelCatalog = field(default_factory=lambda: ModelCatalog(ModelEntry('', None, None, False)))
 
     @property
     def has_discord_token(self) -> bool:
         return bool(self.discord_token)
+
+    @property
+    def discord_api(self) -> str:
+        """The Discord REST base URL in use: DISCORD_API_BASE_URL, or Discord's own."""
+        return self.discord_api_base_url or DISCORD_DEFAULT_API_BASE_URL
 
 
 def _snowflake(env: Mapping[str, str], name: str) -> str | None:
@@ -139,17 +153,20 @@ def _read(env: Mapping[str, str]) -> Settings:
     agent = load_agent_settings(env)
     memory = load_memory_settings(env)
     shard_count, shard_ids = _shards(env)
+    buffer_all = read_bool(env, "BUFFER_ALL_MESSAGES", False)
     return Settings(
         agent=agent,
         memory=memory,
         discord_token=read_secret(env, "DISCORD_TOKEN", None),
         dev_guild_id=_snowflake(env, "DEV_GUILD_ID"),
-        discord_api_base_url=read_url(env, "DISCORD_API_BASE_URL", DISCORD_DEFAULT_API_BASE_URL),
+        discord_api_base_url=read_url(env, "DISCORD_API_BASE_URL", None),
         max_concurrent_turns=read_int(env, "MAX_CONCURRENT_TURNS", 4, low=1, high=1000),
         max_context_tokens=read_int(env, "MAX_CONTEXT_TOKENS", 6000, low=1000, high=2_000_000),
         buffer_window=read_int(env, "BUFFER_WINDOW", 40, low=0, high=10_000),
         user_cooldown_s=read_float(env, "USER_COOLDOWN_S", 3.0, low=0.0),
-        buffer_all_messages=read_bool(env, "BUFFER_ALL_MESSAGES", False),
+        buffer_all_messages=buffer_all,
+        message_content_intent=read_bool(env, "MESSAGE_CONTENT_INTENT", False) or buffer_all,
+        admin_user_ids=_snowflakes(env, "ADMIN_USER_IDS"),
         allowed_guild_ids=_snowflakes(env, "ALLOWED_GUILD_IDS"),
         allowed_channel_ids=_snowflakes(env, "ALLOWED_CHANNEL_IDS"),
         allowed_role_ids=_snowflakes(env, "ALLOWED_ROLE_IDS"),
@@ -162,6 +179,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         turn_timeout_s=read_float(env, "TURN_TIMEOUT_S", 180.0, low=0.0, positive=True),
         shutdown_timeout_s=read_float(env, "SHUTDOWN_TIMEOUT_S", 60.0, low=0.0),
         mcp=read_mcp_config(read_str(env, "MCP_CONFIG", None), env),
+        models=parse_models(read_str(env, "LLM_MODELS", None), env, agent.model),
     )
 
 

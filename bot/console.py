@@ -188,13 +188,13 @@ class ConsoleChat:
         """Run a typed command; False means leave."""
         parts = line.split()
         name, args = parts[0].lower(), parts[1:]
-        pipeline = self.runtime.pipeline
+        services = self.runtime.services
         if name in ("/quit", "/exit"):
             return False
         if name == "/help":
             self.console.print(Text(HELP))
         elif name == "/trace":
-            record = await pipeline.last_trace(self.user_id, self.channel_id)
+            record = await services.traces.last_trace(self.user_id, self.channel_id)
             if record is None:
                 self.console.print(Text("No answer to show the steps of yet.", style="yellow"))
                 return True
@@ -204,7 +204,7 @@ class ConsoleChat:
         elif name == "/memory":
             await self._memory(args)
         elif name == "/reset":
-            removed = await pipeline.reset_channel(self.channel_id)
+            removed = await services.channels.reset_channel(self.channel_id)
             self.console.print(Text(f"Cleared {removed} message(s) of this conversation. "
                                     "Your memory is kept (/memory forget erases it).", style="green"))
         else:
@@ -212,10 +212,10 @@ class ConsoleChat:
         return True
 
     async def _memory(self, args: list[str]) -> None:
-        pipeline = self.runtime.pipeline
+        services = self.runtime.services
         sub = args[0].lower() if args else "show"
         if sub in ("show", "list"):
-            items = await pipeline.memory_items(self.user_id, None)
+            items = await services.memory.memory_items(self.user_id, None)
             if not items:
                 self.console.print(Text("I don't remember anything about you yet.", style="yellow"))
                 return
@@ -224,7 +224,7 @@ class ConsoleChat:
                 kind = hit.metadata.get("kind", "")
                 self.console.print(Text(f"- [{kind}] ", style="dim").append(_clip(" ".join(hit.text.split()), 300)))
         elif sub == "export":
-            items = await pipeline.memory_export(self.user_id, None)
+            items = await services.memory.memory_export(self.user_id, None)
             data = json.dumps(items, ensure_ascii=False, indent=2)
             if len(args) > 1:
                 path = Path(args[1]).expanduser()
@@ -241,7 +241,7 @@ class ConsoleChat:
             if (answer or "").strip().lower() not in ("y", "yes"):
                 self.console.print(Text("Kept.", style="dim"))
                 return
-            count = await pipeline.memory_forget(self.user_id, None)
+            count = await services.memory.memory_forget(self.user_id, None)
             self.console.print(Text(f"Erased {count} item(s).", style="green"))
         else:
             self.console.print(Text("Use /memory, /memory export [file] or /memory forget.", style="yellow"))
@@ -251,6 +251,6 @@ async def run_console(settings: Settings, stop: StopSignal) -> int:
     """Open the stores and chat until /quit, end of input or ``stop`` (then shut down
     gracefully: see bot.shutdown); the stores close on the way out. Returns the exit code."""
     async with Runtime(settings) as runtime:
-        code = await serve_until_stopped(ConsoleChat(runtime).run(), runtime.pipeline, stop,
+        code = await serve_until_stopped(ConsoleChat(runtime).run(), runtime.pipeline.tracker, stop,
                                          timeout_s=settings.shutdown_timeout_s)
     return 0 if code is None else int(code)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
 from memory.ranking import tokenize
@@ -80,19 +80,25 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
     return lines
 
 
+class MemorySearch(Protocol):
+    async def search(self, user_id: str, query: str, k: int = 5,
+                     scope: str | None = None) -> list[MemoryHit]: ...
+
+
 class MemoryTools:
     """The two memory tools of one store; `for_turn` binds `remember` to a turn's pending list.
 
-    `recall_memory` is built once (it needs only the store and the scope rule); `remember` is
+    `recall_memory` is built once per scope rule (the place's, everywhere); `remember` is
     built per turn around that turn's list (about a millisecond).
     """
 
-    def __init__(self, memory: Any, *, global_scope: bool = False, k: int = 5,
+    def __init__(self, memory: MemorySearch, *, global_scope: bool = False, k: int = 5,
                  timeout_s: float | None = None) -> None:
         self._timeout_s = timeout_s
         self._global_scope = global_scope
-        recall_scope = self.recall_scope
+        self._recall = {wide: self._recall_tool(memory, k, wide) for wide in (False, True)}
 
+    def _recall_tool(self, memory: MemorySearch, k: int, wide: bool) -> Tool:
         async def recall_memory(ctx: ToolContext, query: str) -> str:
             """Search what this person told you in earlier conversations (their memory, here).
 
@@ -102,20 +108,23 @@ class MemoryTools:
             query = query.strip()
             if not query:
                 raise ToolError("query is empty; say in a few words what to look for")
-            hits = await memory.search(ctx.user_id, query, k=k, scope=recall_scope(ctx.guild_id))
+            hits = await memory.search(ctx.user_id, query, k=k,
+                                       scope=None if wide else scope_for(ctx.guild_id))
             if not hits:
                 return "Nothing remembered about that."
             return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))
 
-        self._recall = Tool.from_function(recall_memory, timeout_s=timeout_s)
+        return Tool.from_function(recall_memory, timeout_s=self._timeout_s)
 
-    def recall_scope(self, guild_id: str | None) -> str | None:
-        """Where recall looks: the place's own scope, or everywhere with MEMORY_SCOPE=global."""
-        return None if self._global_scope else scope_for(guild_id)
+    def recall_scope(self, guild_id: str | None, *, global_scope: bool | None = None) -> str | None:
+        """Where recall looks: the place's own scope, or everywhere when ``global_scope`` (by
+        default the operator's MEMORY_SCOPE=global)."""
+        wide = self._global_scope if global_scope is None else global_scope
+        return None if wide else scope_for(guild_id)
 
-    def for_turn(self, pending: list[str]) -> ToolRegistry:
+    def for_turn(self, pending: list[str], *, global_scope: bool | None = None) -> ToolRegistry:
         """A registry with both tools; `remember` appends to ``pending`` (stored by the pipeline
-        with the rest of the turn)."""
+        with the rest of the turn); recall looks where ``recall_scope`` says."""
 
         async def remember(ctx: ToolContext, fact: str) -> str:
             """Keep a fact the person explicitly asked you to remember, for later conversations.
@@ -134,6 +143,6 @@ class MemoryTools:
             return f"Will remember: {fact}"
 
         registry = ToolRegistry()
-        registry.register(self._recall)
+        registry.register(self._recall[self._global_scope if global_scope is None else global_scope])
         registry.register(Tool.from_function(remember, timeout_s=self._timeout_s))
         return registry

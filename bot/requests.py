@@ -13,7 +13,9 @@ __all__ = ["TurnRequest", "TurnResult"]
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """Who asks what, where. ``guild_id`` None means a DM. ``want_trace`` is carried for the
-    front end (the pipeline always stores a trace of an answered turn)."""
+    front end (the pipeline always stores a trace of an answered turn). ``parent_channel_id``:
+    the channel a thread belongs to, whose settings the thread inherits (bot.place_settings);
+    the thread keeps its own buffer under ``channel_id``."""
 
     user_id: str
     display_name: str
@@ -23,6 +25,12 @@ class TurnRequest:
     message_id: str | None = None
     interaction_id: str | None = None
     want_trace: bool = False
+    parent_channel_id: str | None = None
+
+    @property
+    def place_channels(self) -> tuple[str, ...]:
+        """The channels whose settings apply, outermost first (a thread's parent, then it)."""
+        return (self.channel_id,) if self.parent_channel_id is None else (self.parent_channel_id, self.channel_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@ server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the Tool
 the built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
-Agent; the TurnPipeline. When a server's tool list changes (it came up, or it sent
+Agent and the per-turn agents (bot.turn_agent: a model client per LLM_MODELS entry used);
+the per-server settings (bot.place_settings); the TurnPipeline and the front ends' services (bot.services, as
+FrontEndServices). When a server's tool list changes (it came up, or it sent
 notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, then MCP tools
 (the pipeline's context budget keeps the catalog size it had at start-up). A store that cannot
 open raises memory's StoreUnavailable / SchemaVersionError (one clear line, shown by
@@ -41,11 +43,16 @@ from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
 from bot.config import Settings
 from bot.health import HEALTH_INTERVAL_S
+from bot.interfaces import FrontEndServices
+from bot.place_settings import PlaceSettingsService, SettingRules
 from bot.pipeline import TurnPipeline
 from bot.reconcile import reconcile_memory
+from bot.services import ChannelService, PersonMemoryService, TraceService
+from bot.turn_agent import TurnAgents
 from memory.buffer import ChannelBuffer
 from memory.database import Database
 from memory.errors import StoreUnavailable
+from memory.guild_settings import GuildSettingsStore
 from memory.semantic import UserMemory, open_user_memory
 from memory.traces import TraceStore
 from memory.write_log import MemoryWriteLog
@@ -87,6 +94,9 @@ class Runtime:
         self.llm: Any
         self.agent: Agent
         self.pipeline: TurnPipeline
+        self.agents: TurnAgents
+        self.places: PlaceSettingsService
+        self.services: FrontEndServices
         self.writes: MemoryWriteLog
 
     async def __aenter__(self) -> Runtime:
@@ -122,8 +132,23 @@ class Runtime:
                 stack.push_async_callback(self.llm.aclose)
             self.agent = Agent(self.llm, self.tools, protocol=s.agent.protocol,
                                max_steps=s.agent.max_steps)
+            self.agents = TurnAgents(self.agent, s.models, s.agent)
+            stack.push_async_callback(self.agents.aclose)
+            rules = SettingRules(s.models, tool_names=lambda: self.tools.names(),
+                                 mcp_servers=[server.name for server in s.mcp.servers],
+                                 operator_global_memory=s.memory.memory_scope == "global")
+            self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
+                                               now=lambda: datetime.now(UTC))
+            await self.places.load()
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
-                                         self.user_memory, s)
+                                         self.user_memory, s, places=self.places, agents=self.agents)
+            self.services = FrontEndServices(
+                turns=self.pipeline, traces=TraceService(self.traces),
+                memory=PersonMemoryService(self.user_memory,
+                                           global_scope=s.memory.memory_scope == "global"),
+                channels=ChannelService(self.buffer, self.pipeline.scheduler,
+                                        now=lambda: datetime.now(UTC)),
+                places=self.places)
             self.writes = MemoryWriteLog(self.db)
             if undone := await reconcile_memory(self.writes, self.traces, self.user_memory):
                 log.warning("start-up: undid %d memory item(s) of turns cut before they were stored",
@@ -171,7 +196,7 @@ class Runtime:
         while True:
             await asyncio.sleep(self._health_interval_s)
             p = self.pipeline
-            if text := p.health.line(queued=p.turns_queued, in_flight=p.turns_in_flight):
+            if text := p.health.line(queued=p.turns_queued, in_flight=p.tracker.in_flight):
                 log.warning("%s", text)
 
     async def _sweep_writes(self) -> None:
@@ -179,7 +204,7 @@ class Runtime:
             await asyncio.sleep(RECONCILE_INTERVAL_S)
             try:
                 await reconcile_memory(
-                    self.writes, self.traces, self.user_memory, skip=self.pipeline.storing,
+                    self.writes, self.traces, self.user_memory, skip=self.pipeline.persister.storing,
                     older_than=datetime.now(UTC) - timedelta(seconds=RECONCILE_GRACE_S))
             except Exception:
                 log.exception("reconciling memory writes failed; trying again next time")

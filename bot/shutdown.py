@@ -2,16 +2,16 @@
 
     stop = StopSignal()
     with stop.installed():                         # SIGTERM and SIGINT now request a stop
-        await serve_until_stopped(serve(), pipeline, stop, timeout_s=60, finish=close_front_end)
+        await serve_until_stopped(serve(), pipeline.tracker, stop, timeout_s=60, finish=close_front_end)
 
 On the first signal: the pipeline stops taking new turns (newcomers get the "restarting"
 sentence), the running and queued turns get up to ``timeout_s`` (SHUTDOWN_TIMEOUT_S, default
 60, under the unit's TimeoutStopSec=90) to finish; the ones still unfinished then are abandoned
 (their callers answer with the "restarting" sentence; nothing half-written is kept, see
-TurnPipeline.abandon_turns); then ``finish`` lets the front end deliver and close, and the
+bot.turn_tracking); then ``finish`` lets the front end deliver and close, and the
 stores are closed by the caller's Runtime. A second signal abandons the turns at once.
 
-Part of bot/: knows the pipeline's lifecycle methods, nothing of Discord.
+Part of bot/: knows the turn tracker's lifecycle methods (bot.turn_tracking), nothing of Discord.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class _Drainable(Protocol):
     async def wait_idle(self, timeout_s: float | None = None) -> bool: ...
     def abandon_turns(self) -> int: ...
     @property
-    def turns_in_flight(self) -> int: ...
+    def in_flight(self) -> int: ...
 
 
 class StopSignal:
@@ -78,12 +78,12 @@ class StopSignal:
                 loop.remove_signal_handler(sig)
 
 
-async def _drain(pipeline: _Drainable, stop: StopSignal, timeout_s: float) -> None:
-    pipeline.stop_accepting()
-    busy = pipeline.turns_in_flight
+async def _drain(turns: _Drainable, stop: StopSignal, timeout_s: float) -> None:
+    turns.stop_accepting()
+    busy = turns.in_flight
     log.info("%s: no new turns; waiting up to %.0f s for %d running turn(s)",
              stop.reason, timeout_s, busy)
-    idle = asyncio.create_task(pipeline.wait_idle(timeout_s))
+    idle = asyncio.create_task(turns.wait_idle(timeout_s))
     hurry = asyncio.create_task(stop.wait_hurry())
     try:
         await asyncio.wait({idle, hurry}, return_when=asyncio.FIRST_COMPLETED)
@@ -92,17 +92,17 @@ async def _drain(pipeline: _Drainable, stop: StopSignal, timeout_s: float) -> No
     finished = idle.done() and idle.result()
     if not finished:
         idle.cancel()
-        abandoned = pipeline.abandon_turns()
+        abandoned = turns.abandon_turns()
         log.warning("shutdown: %d turn(s) unfinished after %.0f s, answered with the restarting "
                     "message", abandoned, timeout_s)
-        if not await pipeline.wait_idle(ABANDON_GRACE_S):
-            log.error("shutdown: %d turn(s) did not end after being abandoned", pipeline.turns_in_flight)
+        if not await turns.wait_idle(ABANDON_GRACE_S):
+            log.error("shutdown: %d turn(s) did not end after being abandoned", turns.in_flight)
 
 
-async def serve_until_stopped(serve: Awaitable[Any], pipeline: _Drainable, stop: StopSignal, *,
+async def serve_until_stopped(serve: Awaitable[Any], turns: _Drainable, stop: StopSignal, *,
                               timeout_s: float,
                               finish: Callable[[asyncio.Task[Any]], Awaitable[None]] | None = None) -> Any:
-    """Run ``serve`` until it ends by itself or ``stop`` is requested, then drain the pipeline.
+    """Run ``serve`` until it ends by itself or ``stop`` is requested, then drain the turns.
 
     ``finish(serve_task)`` ends the front end after the drain (e.g. deliver the last replies
     and close the Discord client); without it the serve task is cancelled. Returns what
@@ -116,7 +116,7 @@ async def serve_until_stopped(serve: Awaitable[Any], pipeline: _Drainable, stop:
         waiter.cancel()
     if task.done():
         return task.result()
-    await _drain(pipeline, stop, timeout_s)
+    await _drain(turns, stop, timeout_s)
     if finish is not None:
         await finish(task)
     if not task.done():

@@ -96,7 +96,41 @@ m003_memory_writes = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes)
+# Per-server / per-channel settings (memory.guild_settings): one row per value, channel_id ''
+# for the server's own value; every change (a value set, or cleared: value_json NULL) is kept
+# in the log with who made it.
+m004_guild_settings = Migration(
+    4,
+    "m004_guild_settings",
+    (
+        """
+        CREATE TABLE guild_settings (
+            guild_id      TEXT NOT NULL,
+            channel_id    TEXT NOT NULL,
+            key           TEXT NOT NULL,
+            value_json    TEXT NOT NULL,
+            updated_by    TEXT NOT NULL,
+            updated_at_us INTEGER NOT NULL,
+            PRIMARY KEY (guild_id, channel_id, key)
+        )
+        """,
+        """
+        CREATE TABLE guild_settings_log (
+            id            INTEGER PRIMARY KEY,
+            guild_id      TEXT NOT NULL,
+            channel_id    TEXT NOT NULL,
+            key           TEXT NOT NULL,
+            value_json    TEXT,
+            actor_id      TEXT NOT NULL,
+            created_at_us INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX guild_settings_log_guild ON guild_settings_log (guild_id, created_at_us)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes,
+                                     m004_guild_settings)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

@@ -50,20 +50,20 @@ async def run_discord(settings: Settings, stop: StopSignal | None = None) -> Non
     if not settings.discord_token:
         raise ConfigError("DISCORD_TOKEN is not set; the Discord bot cannot log in")
     async with Runtime(settings) as runtime:
-        bot = create_bot(runtime.pipeline, settings)
+        bot = create_bot(runtime.services, settings)
         async with bot:
             try:
                 serve = bot.start(settings.discord_token)
                 if stop is None:
                     await serve
                 else:
-                    await serve_until_stopped(serve, runtime.pipeline, stop,
+                    await serve_until_stopped(serve, runtime.pipeline.tracker, stop,
                                               timeout_s=settings.shutdown_timeout_s,
                                               finish=lambda _task: _deliver_and_close(bot))
             except discord.LoginFailure:
                 raise ConfigError("DISCORD_TOKEN was not accepted by Discord (check the bot token)") from None
             except discord.PrivilegedIntentsRequired:
                 raise ConfigError(
-                    "BUFFER_ALL_MESSAGES needs the Message Content intent: enable it for the bot "
-                    "in the Discord developer portal, or set BUFFER_ALL_MESSAGES=false"
+                    "MESSAGE_CONTENT_INTENT (or BUFFER_ALL_MESSAGES) needs the Message Content intent: "
+                    "enable it for the bot in the Discord developer portal, or set both to false"
                 ) from None

@@ -5,10 +5,11 @@ Slash commands are synced once, in `setup_hook` (to DEV_GUILD_ID at once when se
 globally), never in `on_ready`, which runs again on every reconnect. Allowed mentions are set
 on the client so that every reply, followup and thread post inherits them: no @everyone,
 @here, role or user pings whatever the model writes; only the replied-to asker is pinged.
-With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With another
-DISCORD_API_BASE_URL than Discord's, the gateway URL is asked from that API (GET /gateway/bot).
+With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With
+DISCORD_API_BASE_URL set (a relay, a test server), discord.py's REST base is pointed there and the
+gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globals are left alone.
 An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard).
-Imports the cogs and the pipeline's type; never agent/ or memory/ stores (memory.errors only, to
+Imports the cogs and the services' interfaces (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
 
@@ -24,12 +25,12 @@ from discord.ext import commands
 
 from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
-from bot.discord_app.interactions import NOT_ALLOWED, tell
+from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog
+from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.parse_guard import guard_parsers
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
-from bot.pipeline import TurnPipeline
+from bot.interfaces import FrontEndServices
 from memory.errors import MemoryStoreError
 
 __all__ = ["ALLOWED_MENTIONS", "ReactBot", "ShardedReactBot", "create_bot", "intents_for", "policy_for"]
@@ -40,9 +41,10 @@ ALLOWED_MENTIONS = discord.AllowedMentions(everyone=False, roles=False, users=Fa
 
 
 def intents_for(settings: Settings) -> discord.Intents:
-    """Default intents; the privileged message-content intent only with BUFFER_ALL_MESSAGES."""
+    """Default intents; the privileged message-content intent only with MESSAGE_CONTENT_INTENT
+    (or BUFFER_ALL_MESSAGES, which implies it)."""
     intents = discord.Intents.default()
-    intents.message_content = settings.buffer_all_messages
+    intents.message_content = settings.message_content_intent
     return intents
 
 
@@ -74,6 +76,10 @@ class ReactCommandTree(app_commands.CommandTree):
 
     async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
         name = interaction.command.qualified_name if interaction.command else "?"
+        if isinstance(error, app_commands.TransformerError) and error.type is discord.AppCommandOptionType.channel:
+            log.info("/%s: a channel option not of this server: %s", name, error)  # a person's mistake
+            await tell(interaction, NOT_THIS_SERVERS_CHANNEL)
+            return
         log.error("/%s failed", name, exc_info=error)
         cause = getattr(error, "original", error)
         kind = "memory_unavailable" if isinstance(cause, MemoryStoreError) else "internal"
@@ -83,11 +89,11 @@ class ReactCommandTree(app_commands.CommandTree):
 class _BotCore:
     """What both bot classes share: cogs and the one-time sync in setup_hook."""
 
-    pipeline: TurnPipeline
+    services: FrontEndServices
     settings: Settings
     policy: AccessPolicy
 
-    def __init__(self, pipeline: TurnPipeline, settings: Settings, **kwargs: Any) -> None:
+    def __init__(self, services: FrontEndServices, settings: Settings, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
             command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
             help_command=None,
@@ -96,20 +102,24 @@ class _BotCore:
             tree_cls=ReactCommandTree,
             **kwargs,
         )
-        self.pipeline = pipeline
+        self.services = services
         self.settings = settings
         self.policy = policy_for(settings)
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
-        if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
+        if self.settings.discord_api != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
-        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, self.policy))
-        await bot.add_cog(AskCog(self.pipeline))
-        await bot.add_cog(TraceCog(bot, self.pipeline))
-        await bot.add_cog(MemoryCog(self.pipeline))
-        await bot.add_cog(AdminCog(self.pipeline))
+        s = self.services
+        await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, s.places, self.settings, self.policy))
+        await bot.add_cog(AskCog(s.turns, s.traces, s.places))
+        await bot.add_cog(TraceCog(bot, s.traces))
+        await bot.add_cog(MemoryCog(s.memory))
+        await bot.add_cog(AdminCog(s.channels))
+        await bot.add_cog(SettingsCog(s.places, self.settings.models, admin_user_ids=self.settings.admin_user_ids,
+                                      default_cooldown_s=self.settings.user_cooldown_s,
+                                      content_intent=self.settings.message_content_intent))
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)
@@ -143,14 +153,17 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
     """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
 
 
-def create_bot(pipeline: TurnPipeline, settings: Settings, **client_options: Any) -> commands.Bot:
+def create_bot(services: FrontEndServices, settings: Settings, **client_options: Any) -> commands.Bot:
     """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
 
     ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
     """
-    discord.http.Route.BASE = settings.discord_api_base_url
+    if settings.discord_api_base_url is not None:
+        # discord.py has no per-client option for its REST base: a relay means its class
+        # attribute. Unset, the library's own default stands untouched.
+        discord.http.Route.BASE = settings.discord_api_base_url
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
-        return ShardedReactBot(pipeline, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
+        return ShardedReactBot(services, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
                                **client_options)
-    return ReactBot(pipeline, settings, **client_options)
+    return ReactBot(services, settings, **client_options)

@@ -16,7 +16,8 @@ import discord
 from bot.discord_app.replies import split_message
 from bot.discord_app.trace_render import render_steps, render_summary
 
-__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts", "reply_to", "trace_messages"]
+__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts", "reply_to", "send_in_parts",
+           "thread_name", "trace_messages"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,15 @@ async def reply_in_parts(message: discord.Message, text: str) -> discord.Message
     return first
 
 
+async def send_in_parts(target: discord.abc.Messageable, text: str) -> discord.Message:
+    """Send the answer's parts in order to `target` (a thread); returns the first part sent."""
+    parts = answer_parts(text)
+    first = await target.send(parts[0])
+    for part in parts[1:]:
+        await target.send(part)
+    return first
+
+
 def trace_messages(trace: TraceLike) -> list[str]:
     """The trace as Discord messages: one per step, then the summary line."""
     summary = render_summary(
@@ -69,9 +79,9 @@ def trace_messages(trace: TraceLike) -> list[str]:
     return [*render_steps(trace.events), summary]
 
 
-def _thread_name(question: str) -> str:
-    name = " ".join(question.split()) or "answer"
-    name = f"Trace: {name}"
+def thread_name(question: str, prefix: str = "") -> str:
+    """A thread's name from a question, on one line, cut to fit (Discord allows 100)."""
+    name = prefix + (" ".join(question.split()) or "answer")
     return name if len(name) <= _THREAD_NAME_MAX else name[: _THREAD_NAME_MAX - 1] + "…"
 
 
@@ -90,7 +100,7 @@ async def post_trace(anchor: discord.Message, trace: TraceLike) -> discord.abc.M
     elif anchor.thread is not None:
         target = anchor.thread
     else:
-        target = await anchor.create_thread(name=_thread_name(trace.question))
+        target = await anchor.create_thread(name=thread_name(trace.question, "Trace: "))
     for part in trace_messages(trace):
         await target.send(part)
     return target

@@ -11,11 +11,12 @@ import re
 
 import discord
 
-__all__ = ["NOT_ALLOWED", "parse_message_ref", "tell"]
+__all__ = ["NOT_ALLOWED", "NOT_THIS_SERVERS_CHANNEL", "parse_message_ref", "tell"]
 
 log = logging.getLogger(__name__)
 
 NOT_ALLOWED = "Sorry, I'm not available to you here."
+NOT_THIS_SERVERS_CHANNEL = "That channel is not one of this server's text channels."
 _LINK = re.compile(r"https?://(?:[\w-]+\.)?discord(?:app)?\.com/channels/(?:@me|\d+)/\d+/(\d+)")
 _ID = re.compile(r"\d{15,21}")
 

@@ -21,6 +21,7 @@ from bot.requests import TurnRequest
 __all__ = [
     "TEXT_ATTACHMENT_SUFFIXES",
     "attachments_text",
+    "place_of",
     "request_from_interaction",
     "request_from_message",
     "strip_bot_mention",
@@ -35,9 +36,12 @@ TEXT_ATTACHMENT_SUFFIXES = frozenset(
 )
 
 
-def strip_bot_mention(text: str, bot_id: int) -> str:
-    """Remove `<@id>` / `<@!id>` mentions of the bot and tidy the spaces they leave."""
+def strip_bot_mention(text: str, bot_id: int, role_id: int | None = None) -> str:
+    """Remove `<@id>` / `<@!id>` mentions of the bot (and `<@&role_id>` of its managed role)
+    and tidy the spaces they leave."""
     stripped = re.sub(rf"<@!?{bot_id}>", " ", text)
+    if role_id is not None:
+        stripped = re.sub(rf"<@&{role_id}>", " ", stripped)
     return re.sub(r"[ \t]{2,}", " ", stripped).strip()
 
 
@@ -92,25 +96,38 @@ def where_of(user: discord.abc.User, channel: object, guild: discord.Guild | Non
     )
 
 
-def request_from_message(message: discord.Message, text: str) -> TurnRequest:
-    """A mention (or DM, or reply to the bot) as a turn request."""
+def place_of(channel: object) -> tuple[str, str | None]:
+    """(channel id, parent channel id): a thread's settings are its parent's (bot.place_settings)."""
+    parent_id = getattr(channel, "parent_id", None) if isinstance(channel, discord.Thread) else None
+    return str(getattr(channel, "id", "")), str(parent_id) if parent_id is not None else None
+
+
+def request_from_message(message: discord.Message, text: str,
+                         thread: discord.Thread | None = None) -> TurnRequest:
+    """A mention (or DM, or reply to the bot, or a free-response message) as a turn request;
+    in ``thread`` when the bot opened one for the answer (its buffer is the thread's own)."""
+    channel_id, parent_id = place_of(thread if thread is not None else message.channel)
     return TurnRequest(
         user_id=str(message.author.id),
         display_name=message.author.display_name,
         guild_id=str(message.guild.id) if message.guild is not None else None,
-        channel_id=str(message.channel.id),
+        channel_id=channel_id,
         text=text,
         message_id=str(message.id),
+        parent_channel_id=parent_id,
     )
 
 
-def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool) -> TurnRequest:
-    """A slash command as a turn request."""
+def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool,
+                             thread: discord.Thread | None = None) -> TurnRequest:
+    """A slash command as a turn request (answered in ``thread`` when the bot opened one)."""
+    channel_id, parent_id = place_of(thread if thread is not None else interaction.channel)
     return TurnRequest(
         user_id=str(interaction.user.id),
         display_name=interaction.user.display_name,
         guild_id=str(interaction.guild_id) if interaction.guild_id is not None else None,
-        channel_id=str(interaction.channel_id),
+        channel_id=channel_id if channel_id else str(interaction.channel_id),
+        parent_channel_id=parent_id,
         text=text,
         interaction_id=str(interaction.id),
         want_trace=want_trace,

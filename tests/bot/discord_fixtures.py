@@ -18,6 +18,7 @@ from discord.ext import commands
 
 from bot.config import load_settings
 from bot.discord_app import create_bot
+from bot.interfaces import FrontEndServices
 from bot.pipeline import TurnPipeline
 from bot.runtime import Runtime
 from tests.fakes import discord_payloads as p
@@ -94,9 +95,13 @@ class BotUnderTest:
     def pipeline(self) -> TurnPipeline:
         return self.runtime.pipeline
 
+    @property
+    def services(self) -> FrontEndServices:
+        return self.runtime.services
+
     async def stop(self) -> None:
         """Let running turns finish, log out, close the stores."""
-        await self.runtime.pipeline.wait_idle(10)
+        await self.runtime.pipeline.tracker.wait_idle(10)
         if not self.bot.is_closed():
             await self.bot.close()
         with contextlib.suppress(asyncio.CancelledError):
@@ -119,7 +124,7 @@ async def run_bot(world: World, env: dict[str, str]) -> AsyncIterator[Callable[.
         runtime = Runtime(settings)
         await runtime.__aenter__()
         try:
-            bot = create_bot(runtime.pipeline, settings, guild_ready_timeout=GUILD_READY_TIMEOUT_S)
+            bot = create_bot(runtime.services, settings, guild_ready_timeout=GUILD_READY_TIMEOUT_S)
         except BaseException:
             await runtime.__aexit__(None, None, None)
             raise

@@ -25,7 +25,7 @@ def test_defaults_when_nothing_is_set() -> None:
     s = load()
     assert s.discord_token is None and not s.has_discord_token
     assert s.dev_guild_id is None
-    assert s.discord_api_base_url == DISCORD_DEFAULT_API_BASE_URL
+    assert s.discord_api_base_url is None and s.discord_api == DISCORD_DEFAULT_API_BASE_URL
     assert s.max_concurrent_turns == 4
     assert s.max_context_tokens == 6000
     assert s.buffer_window == 40

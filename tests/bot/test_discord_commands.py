@@ -152,12 +152,12 @@ async def test_memory_forget_asks_first_and_erases_after_the_click(world: World,
     running = await run_bot()
     prompt = await _forget_prompt(world, fake)
     assert prompt.ephemeral and prompt.content.startswith("Erase everything")
-    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 2  # not yet
+    assert len(await running.services.memory.memory_items(world.alice, world.guild)) == 2  # not yet
     confirm, _cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, confirm, world.alice)
     await world.dc.wait_for_response(click, "original_edit")
     assert prompt.content == "Done: I forgot 2 item(s)." and prompt.components == []
-    assert await running.pipeline.memory_items(world.alice, world.guild) == []
+    assert await running.services.memory.memory_items(world.alice, world.guild) == []
 
     fake.reply("Final Answer: I don't know.")
     await answer(world, await world.dc.user_says(world.random, world.alice, "what is my favourite colour?",
@@ -172,7 +172,7 @@ async def test_memory_forget_cancelled_keeps_everything(world: World, run_bot, f
     click = await world.dc.click_button(prompt.id, cancel, world.alice)
     await world.dc.wait_for_response(click, "callback")
     assert prompt.content == "Nothing was forgotten."
-    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 2
+    assert len(await running.services.memory.memory_items(world.alice, world.guild)) == 2
 
 
 async def test_a_forget_that_fails_says_so_and_keeps_the_memory(
@@ -183,13 +183,13 @@ async def test_a_forget_that_fails_says_so_and_keeps_the_memory(
     async def fails(user_id: str, guild_id: str | None) -> int:
         raise RuntimeError("the store went away")
 
-    monkeypatch.setattr(running.pipeline, "memory_forget", fails)
+    monkeypatch.setattr(running.services.memory, "memory_forget", fails)
     confirm, _cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, confirm, world.alice)
     told = await world.dc.wait_for_response(click, "followup")
     assert told.ephemeral
     assert told.json["content"] == "Something went wrong; nothing may have been forgotten. Please try again."
-    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 2
+    assert len(await running.services.memory.memory_items(world.alice, world.guild)) == 2
 
 
 async def test_memory_forget_buttons_refuse_anyone_else(world: World, run_bot, fake: FakeOpenAI) -> None:
@@ -199,7 +199,7 @@ async def test_memory_forget_buttons_refuse_anyone_else(world: World, run_bot, f
     click = await world.dc.click_button(prompt.id, confirm, world.bob)
     refusal = await world.dc.wait_for_response(click, "callback")
     assert refusal.ephemeral and refusal.json["data"]["content"] == "These buttons are not yours."
-    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 2
+    assert len(await running.services.memory.memory_items(world.alice, world.guild)) == 2
 
 
 # ------------------------------------------------------------------ /reset
@@ -236,7 +236,7 @@ async def test_an_unanswered_forget_prompt_expires_and_loses_its_buttons(
     await world.dc.wait_for_response(inter, "original_edit")
     prompt = world.dc.messages[inter.original_message_id]
     assert prompt.content == ConfirmView.timeout_text and prompt.components == []
-    assert len(await running.pipeline.memory_items(world.alice, world.guild)) == 2
+    assert len(await running.services.memory.memory_items(world.alice, world.guild)) == 2
 
 
 async def test_manage_messages_in_another_guild_does_not_open_a_trace(

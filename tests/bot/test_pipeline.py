@@ -19,7 +19,7 @@ from agent.events import (
     ToolStarted,
 )
 from bot.errors import sentence_for
-from bot.pipeline import CONTEXT_MAX_AGE_S, exchange_items
+from bot.persistence import CONTEXT_MAX_AGE_S, exchange_items
 from bot.runtime import Runtime
 from memory.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
@@ -44,7 +44,7 @@ def remember_call(fact: str) -> str:
 
 
 async def stored(rt: Runtime, user: str = ALICE, channel: str = CHANNEL) -> tuple[list, Any, list]:
-    return (await rt.buffer.recent(channel), await rt.pipeline.last_trace(user, channel),
+    return (await rt.buffer.recent(channel), await rt.services.traces.last_trace(user, channel),
             await rt.user_memory.list(user))
 
 
@@ -187,7 +187,7 @@ async def test_remember_tool_keeps_a_fact_with_the_turn(runtime: Runtime, fake: 
     fake.reply("Final Answer: I'll remember that.")
     result = await runtime.pipeline.handle(ask("Please remember my cat is called Miso."))
     assert result.ok and result.steps == 2
-    items = await runtime.pipeline.memory_items(ALICE, GUILD)
+    items = await runtime.services.memory.memory_items(ALICE, GUILD)
     assert sorted(i.metadata["kind"] for i in items) == ["exchange", "fact", "reply"]
     fact = next(i for i in items if i.metadata["kind"] == "fact")
     assert fact.text == "Their cat is called Miso" and fact.metadata["trace_id"] == result.trace_id
@@ -357,7 +357,7 @@ async def test_concurrency_is_limited_by_max_concurrent_turns(make_runtime, fake
                  for i in range(3)]
         while len(started) < 2:
             await asyncio.sleep(0.01)
-        assert len(started) == 2 and rt.pipeline.turns_in_flight == 3
+        assert len(started) == 2 and rt.pipeline.tracker.in_flight == 3
         results = await asyncio.gather(*tasks)
         assert all(r.ok for r in results) and len(started) == 3
 
@@ -418,10 +418,10 @@ async def test_tool_steps_are_streamed_and_traced(runtime: Runtime, fake: FakeOp
     assert [e.type for e in seen] == ["model_called", "tool_started", "tool_finished",
                                       "model_called", "final_answer", "run_ended"]
     assert isinstance(seen[1], ToolStarted) and seen[1].thought == "look it up"
-    trace = await runtime.pipeline.trace_for_message("nope")
+    trace = await runtime.services.traces.trace_for_message("nope")
     assert trace is None
-    await runtime.pipeline.attach_message(result.trace_id, "800")
-    trace = await runtime.pipeline.trace_for_message("800")
+    await runtime.services.traces.attach_message(result.trace_id, "800")
+    trace = await runtime.services.traces.trace_for_message("800")
     assert trace is not None and trace.trace_id == result.trace_id
     assert [e["type"] for e in trace.events] == [e.type for e in seen]
 
@@ -430,16 +430,16 @@ async def test_reset_channel_clears_only_that_buffer(runtime: Runtime, fake: Fak
     fake.responder = lambda request: "Final Answer: ok"
     await runtime.pipeline.handle(ask("here"))
     await runtime.pipeline.handle(ask("there", channel=OTHER_CHANNEL))
-    assert await runtime.pipeline.reset_channel(CHANNEL) == 2
+    assert await runtime.services.channels.reset_channel(CHANNEL) == 2
     assert await runtime.buffer.recent(CHANNEL) == []
     assert len(await runtime.buffer.recent(OTHER_CHANNEL)) == 2
     assert len(await runtime.user_memory.list(ALICE)) == 4  # memory is not the buffer (2 items a turn)
 
 
 async def test_chatter_is_context_with_the_speakers_name(runtime: Runtime, fake: FakeOpenAI) -> None:
-    assert await runtime.pipeline.record_chatter(user_id=BOB, display_name="Bob", guild_id=GUILD,
+    assert await runtime.services.channels.record_chatter(user_id=BOB, display_name="Bob", guild_id=GUILD,
                                                  channel_id=CHANNEL, text="pizza tonight?")
-    assert not await runtime.pipeline.record_chatter(user_id=BOB, display_name="Bob", guild_id=GUILD,
+    assert not await runtime.services.channels.record_chatter(user_id=BOB, display_name="Bob", guild_id=GUILD,
                                                      channel_id=CHANNEL, text="   ")
     fake.reply("Final Answer: Bob suggested pizza.")
     await runtime.pipeline.handle(ask("What did Bob suggest?"))
@@ -454,18 +454,18 @@ async def test_memory_helpers_respect_the_place(runtime: Runtime, fake: FakeOpen
     await runtime.pipeline.handle(ask("said in guild two", guild=OTHER_GUILD, channel="300000000000000005"))
     await runtime.pipeline.handle(ask("said in a DM", guild=None, channel="300000000000000006"))
 
-    here = await runtime.pipeline.memory_items(ALICE, GUILD)
+    here = await runtime.services.memory.memory_items(ALICE, GUILD)
     said_here = [i for i in here if i.metadata["kind"] == "exchange"]
     assert [("guild one" in i.text) for i in said_here] == [True] and len(here) == 2
-    exported = await runtime.pipeline.memory_export(ALICE, OTHER_GUILD)
+    exported = await runtime.services.memory.memory_export(ALICE, OTHER_GUILD)
     assert len(exported) == 2 and any("guild two" in e["text"] for e in exported)
     assert {e["scope"] for e in exported} == {f"guild:{OTHER_GUILD}"}
     json.dumps(exported)  # JSON-safe
-    assert len(await runtime.pipeline.memory_items(ALICE, None)) == 6  # a DM shows everything
+    assert len(await runtime.services.memory.memory_items(ALICE, None)) == 6  # a DM shows everything
 
-    assert await runtime.pipeline.memory_forget(ALICE, GUILD) == 2
+    assert await runtime.services.memory.memory_forget(ALICE, GUILD) == 2
     assert len(await runtime.user_memory.list(ALICE)) == 4
-    assert await runtime.pipeline.memory_forget(ALICE, None) == 4
+    assert await runtime.services.memory.memory_forget(ALICE, None) == 4
     assert await runtime.user_memory.list(ALICE) == []
 
 
@@ -496,7 +496,7 @@ async def test_restart_keeps_buffer_trace_and_memory(make_runtime, fake: FakeOpe
     async with make_runtime() as rt:
         await rt.pipeline.handle(ask("What is my cat called?", channel=OTHER_CHANNEL))
         assert "Miso" in system_text(fake.requests[-1])
-        assert (await rt.pipeline.get_trace(first.trace_id)) is not None
+        assert (await rt.services.traces.get_trace(first.trace_id)) is not None
         assert len(await rt.buffer.recent(CHANNEL)) == 2
 
 
@@ -509,10 +509,10 @@ async def test_turn_timeout_ends_the_turn_with_a_sentence(make_runtime, fake: Fa
 
 
 async def test_after_stop_accepting_new_turns_get_the_restart_sentence(runtime: Runtime, fake: FakeOpenAI) -> None:
-    runtime.pipeline.stop_accepting()
+    runtime.pipeline.tracker.stop_accepting()
     result = await runtime.pipeline.handle(ask("hello"))
     assert result.error_kind == "shutting_down" and fake.requests == []
-    assert await runtime.pipeline.wait_idle(1)
+    assert await runtime.pipeline.tracker.wait_idle(1)
 
 
 async def test_a_turn_cancelled_while_storing_is_stored_whole(runtime: Runtime, fake: FakeOpenAI) -> None:
@@ -531,7 +531,7 @@ async def test_a_turn_cancelled_while_storing_is_stored_whole(runtime: Runtime, 
     buffer, trace, items = await stored(runtime)
     assert [m.content for m in buffer] == ["keep me whole", "stored whole"]
     assert trace is not None and len(items) == 2 and {i.metadata["trace_id"] for i in items} == {trace.trace_id}
-    assert runtime.pipeline.turns_in_flight == 0
+    assert runtime.pipeline.tracker.in_flight == 0
 
 
 async def test_concurrent_turns_each_store_exactly_their_own_memory(make_runtime, fake: FakeOpenAI) -> None:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.pipeline import _CoalescingAdder
+from bot.coalescing import CoalescingAdder
 
 
 class GatedStore:
@@ -33,7 +33,7 @@ def item(text: str) -> tuple:
 
 async def test_writes_queued_behind_one_in_flight_go_together_and_each_gets_its_ids() -> None:
     store = GatedStore()
-    adder = _CoalescingAdder(store)
+    adder = CoalescingAdder(store)
     first = asyncio.create_task(adder.add_many([item("a")]))
     await asyncio.sleep(0)
     later = [asyncio.create_task(adder.add_many([item(f"b{i}"), item(f"c{i}")])) for i in range(3)]
@@ -46,7 +46,7 @@ async def test_writes_queued_behind_one_in_flight_go_together_and_each_gets_its_
 
 async def test_a_failed_batch_fails_only_its_own_turns() -> None:
     store = GatedStore()
-    adder = _CoalescingAdder(store, max_items=2)
+    adder = CoalescingAdder(store, max_items=2)
     bad = asyncio.create_task(adder.add_many([item("bad one")]))
     await asyncio.sleep(0)
     good = asyncio.create_task(adder.add_many([item("fine"), item("also fine")]))
@@ -59,7 +59,7 @@ async def test_a_failed_batch_fails_only_its_own_turns() -> None:
 
 async def test_a_queue_longer_than_max_items_goes_in_several_calls_each_within_the_bound() -> None:
     store = GatedStore()
-    adder = _CoalescingAdder(store, max_items=4)
+    adder = CoalescingAdder(store, max_items=4)
     first = asyncio.create_task(adder.add_many([item("a")]))
     await asyncio.sleep(0)
     later = [asyncio.create_task(adder.add_many([item(f"b{i}"), item(f"c{i}")])) for i in range(3)]

@@ -192,7 +192,7 @@ async def test_a_second_stop_request_abandons_the_running_turn_without_waiting_o
         results.append(await runtime.pipeline.handle(ask("a very slow question")))
         await asyncio.Event().wait()
 
-    served = asyncio.create_task(serve_until_stopped(serve(), runtime.pipeline, stop, timeout_s=3600))
+    served = asyncio.create_task(serve_until_stopped(serve(), runtime.pipeline.tracker, stop, timeout_s=3600))
     while not fake.requests:
         await asyncio.sleep(0.01)
     stop.request("SIGTERM")

@@ -33,7 +33,8 @@ SETTINGS = [
     ("ATTACHMENT_MAX_BYTES", "100000"), ("ALLOWED_GUILD_IDS", None), ("ALLOWED_CHANNEL_IDS", None),
     ("ALLOWED_ROLE_IDS", None), ("BLOCKED_USER_IDS", None), ("ALLOW_DMS", "true"),
     ("LOG_LEVEL", "INFO"), ("SHARD_COUNT", None), ("SHARD_IDS", None),
-    ("DISCORD_API_BASE_URL", "https://discord.com/api/v10"),
+    ("DISCORD_API_BASE_URL", None), ("MESSAGE_CONTENT_INTENT", "false"), ("ADMIN_USER_IDS", None),
+    ("LLM_MODELS", None),
 ]
 SECRETS = ["DISCORD_TOKEN", "OPENAI_API_KEY", "EMBEDDING_API_KEY"]
 

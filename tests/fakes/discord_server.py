@@ -415,7 +415,8 @@ class FakeDiscord(LoopbackServer):
 
     def add_guild(self, name: str, *, owner_id: str | None = None,
                   everyone_permissions: int = p.DEFAULT_EVERYONE_PERMISSIONS) -> str:
-        """A guild with its @everyone role and the bot as a member; returns its id."""
+        """A guild with its @everyone role and the bot as a member holding its managed role
+        (``bot_role_of``), as Discord gives a bot invited with permissions; returns its id."""
         gid = p.snowflake()
         owner = owner_id or self.add_user(f"{name}-owner")
         if owner not in self.users:
@@ -424,7 +425,10 @@ class FakeDiscord(LoopbackServer):
                        roles={gid: p.role_payload(gid, "@everyone", everyone_permissions)},
                        channel_ids=[], members={})
         self.guilds[gid] = guild
-        guild.members[self.bot_id] = _Member(self.bot_id, [], None, p.iso_now())
+        bot_role = p.snowflake()
+        guild.roles[bot_role] = {**p.role_payload(bot_role, self.bot_user["username"], 0, position=1),
+                                 "managed": True, "tags": {"bot_id": self.bot_id}}
+        guild.members[self.bot_id] = _Member(self.bot_id, [bot_role], None, p.iso_now())
         guild.members[owner] = _Member(owner, [], None, p.iso_now())
         self._emit_guild_event(gid, "GUILD_CREATE", lambda: self._guild_payload(guild))
         return gid
@@ -480,6 +484,11 @@ class FakeDiscord(LoopbackServer):
         cid = p.snowflake()
         self.channels[cid] = p.dm_channel_payload(cid, self.users[user_id])
         return cid
+
+    def bot_role_of(self, guild_id: str) -> str:
+        """The id of the bot's managed role in a guild (mention it as ``<@&id>``)."""
+        return next(rid for rid, role in self.guilds[guild_id].roles.items()
+                    if (role.get("tags") or {}).get("bot_id") == self.bot_id)
 
     def guild_of(self, channel_id: str) -> str | None:
         """The guild id of a channel or thread; None for a DM."""
@@ -618,6 +627,26 @@ class FakeDiscord(LoopbackServer):
         data = {"custom_id": custom_id, "component_type": 2}
         return await self._dispatch_interaction(3, msg.channel_id, user_id, data, name=custom_id,
                                                 source=msg)
+
+    async def submit_modal(self, opened: FakeInteraction, values: dict[str, str],
+                           user_id: str | None = None) -> FakeInteraction:
+        """A person fills in the modal the bot answered ``opened`` with (callback type 9) and
+        submits it; dispatches INTERACTION_CREATE (type 5). ``values`` maps each text input's
+        custom_id to its text (inputs left out are submitted empty)."""
+        modal = next((e.json.get("data") or {} for e in opened.events
+                      if e.kind == "callback" and e.status < 300 and e.callback_type == 9), None)
+        if modal is None:
+            raise KeyError(f"interaction {opened.id} was not answered with a modal")
+        unknown = set(values) - {c["custom_id"] for row in modal["components"] for c in row["components"]}
+        if unknown:
+            raise KeyError(f"the modal has no input {sorted(unknown)}")
+        rows = [{"type": 1, "components": [{"type": 4, "custom_id": c["custom_id"],
+                                             "value": values.get(c["custom_id"], "")}
+                                            for c in row["components"]]}
+                for row in modal["components"]]
+        data = {"custom_id": modal["custom_id"], "components": rows}
+        return await self._dispatch_interaction(5, opened.channel_id, user_id or opened.user_id, data,
+                                                name=modal["custom_id"])
 
     async def dispatch(self, event: str, data: dict[str, Any], *, guild_id: str | None = None) -> None:
         """Send any gateway DISPATCH event (to the shard of ``guild_id``)."""
@@ -1414,7 +1443,7 @@ class FakeDiscord(LoopbackServer):
             self._record(inter, "callback", body, 400, callback_type=ctype)
             return _error(400, 40060, "Interaction has already been acknowledged.")
         data = body.get("data") or {}
-        allowed = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9)}.get(inter.type, ())
+        allowed = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9), 5: (4, 5)}.get(inter.type, ())
         if ctype not in allowed:
             self._record(inter, "callback", body, 400, callback_type=ctype)
             return _error(400, 50035, f"Invalid interaction response type {ctype} for interaction type {inter.type}")

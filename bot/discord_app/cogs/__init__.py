@@ -1,7 +1,7 @@
-"""The bot's cogs: mentions, /ask, /trace, /memory and /reset, each owning its errors.
+"""The bot's cogs: mentions, /ask, /trace, /memory, /reset and /settings, each owning its errors.
 
-Handlers translate, the pipeline decides: cogs import the pipeline and the discord_app helpers,
-never the agent or the stores themselves."""
+Handlers translate, the pipeline decides: cogs depend on the small interfaces of bot.interfaces
+and the discord_app helpers, never on the pipeline, the agent or the stores themselves."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from bot.discord_app.cogs.admin import AdminCog
 from bot.discord_app.cogs.ask import AskCog
 from bot.discord_app.cogs.memory import MemoryCog
 from bot.discord_app.cogs.mentions import MentionsCog
+from bot.discord_app.cogs.settings import SettingsCog
 from bot.discord_app.cogs.trace import TraceCog
 
-__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "TraceCog"]
+__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "SettingsCog", "TraceCog"]

@@ -7,7 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.interactions import tell
-from bot.pipeline import TurnPipeline
+from bot.interfaces import ChannelAdmin
 
 __all__ = ["AdminCog"]
 
@@ -15,8 +15,8 @@ __all__ = ["AdminCog"]
 class AdminCog(commands.Cog):
     """Channel administration commands."""
 
-    def __init__(self, pipeline: TurnPipeline) -> None:
-        self.pipeline = pipeline
+    def __init__(self, channels: ChannelAdmin) -> None:
+        self.channels = channels
 
     @app_commands.command(name="reset", description="Forget this channel's conversation (not people's memories)")
     @app_commands.default_permissions(manage_messages=True)
@@ -25,5 +25,5 @@ class AdminCog(commands.Cog):
         if interaction.guild_id is not None and not interaction.permissions.manage_messages:
             await tell(interaction, "You need the Manage Messages permission to reset this channel.")
             return
-        removed = await self.pipeline.reset_channel(str(interaction.channel_id))
+        removed = await self.channels.reset_channel(str(interaction.channel_id))
         await tell(interaction, f"Done: I forgot this channel's last {removed} message(s).", ephemeral=False)

@@ -16,7 +16,7 @@ from discord.ext import commands
 
 from bot.discord_app.interactions import tell
 from bot.discord_app.views import ConfirmView, PagerView, paginate
-from bot.pipeline import TurnPipeline
+from bot.interfaces import PersonMemory
 
 __all__ = ["MemoryCog"]
 
@@ -33,8 +33,8 @@ class MemoryCog(commands.Cog):
 
     memory = app_commands.Group(name="memory", description="What the bot remembers about you")
 
-    def __init__(self, pipeline: TurnPipeline) -> None:
-        self.pipeline = pipeline
+    def __init__(self, memory: PersonMemory) -> None:
+        self.store = memory
 
     def _ids(self, interaction: discord.Interaction) -> tuple[str, str | None]:
         guild_id = str(interaction.guild_id) if interaction.guild_id is not None else None
@@ -43,7 +43,7 @@ class MemoryCog(commands.Cog):
     @memory.command(name="show", description="See what I remember about you here")
     async def show(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        items = await self.pipeline.memory_items(*self._ids(interaction))
+        items = await self.store.memory_items(*self._ids(interaction))
         if not items:
             await tell(interaction, "I don't remember anything about you here.")
             return
@@ -59,7 +59,7 @@ class MemoryCog(commands.Cog):
     @memory.command(name="export", description="Download what I remember about you here as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        items = await self.pipeline.memory_export(*self._ids(interaction))
+        items = await self.store.memory_export(*self._ids(interaction))
         data = json.dumps({"user_id": str(interaction.user.id), "items": items}, ensure_ascii=False, indent=2)
         file = discord.File(io.BytesIO(data.encode("utf-8")), filename="memory.json")
         await interaction.followup.send(f"{len(items)} item(s).", file=file, ephemeral=True)
@@ -69,7 +69,7 @@ class MemoryCog(commands.Cog):
         user_id, guild_id = self._ids(interaction)
 
         async def erase() -> str:
-            count = await self.pipeline.memory_forget(user_id, guild_id)
+            count = await self.store.memory_forget(user_id, guild_id)
             return f"Done: I forgot {count} item(s)."
 
         view = ConfirmView(interaction.user.id, erase)

@@ -1,9 +1,15 @@
-"""Answering messages addressed to the bot: a mention, a reply to the bot, or any DM.
+"""Answering messages addressed to the bot: a mention (of the bot or of its managed role), a
+reply to the bot, any DM, every message in a free-response channel, and follow-ups in a thread
+the bot opened for an answer.
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
-typing indicator shows while the pipeline works; the answer is a reply, split into parts. A
-flood within USER_COOLDOWN_S gets one polite sentence, then silence until the window ends. With
-BUFFER_ALL_MESSAGES the channel's other chatter is kept as context.
+typing indicator shows while the pipeline works; the answer is a reply, split into parts. With
+auto-thread on (bot.place_settings), a turn started in a text channel opens a public thread
+named from the question and is answered there; the thread keeps its own buffer. Without the
+Message Content intent a free-response channel receives blank messages: the bot says so once
+per channel instead of ignoring them. A flood within the cooldown gets one polite sentence,
+then silence until the window ends. With BUFFER_ALL_MESSAGES the channel's other chatter is
+kept as context.
 """
 
 from __future__ import annotations
@@ -17,33 +23,60 @@ from discord.ext import commands
 
 from bot.config import Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.delivery import reply_in_parts, reply_to
-from bot.discord_app.translate import attachments_text, request_from_message, strip_bot_mention, where_of
+from bot.discord_app.delivery import reply_in_parts, reply_to, send_in_parts, thread_name
+from bot.discord_app.translate import (
+    attachments_text,
+    place_of,
+    request_from_message,
+    strip_bot_mention,
+    where_of,
+)
 from bot.errors import sentence_for
-from bot.pipeline import TurnPipeline
+from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
+from bot.place_settings import DEFAULTS, PlaceSettings
 
-__all__ = ["MentionsCog"]
+__all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
 
 log = logging.getLogger(__name__)
 
 _COOLDOWN_NOTICES_MAX = 10_000
+_INTENT_NOTICES_MAX = 10_000
+NO_CONTENT_INTENT = (
+    "I answer here without a mention, but I can't read messages here: I run without Discord's "
+    "Message Content intent (the operator can switch it on: MESSAGE_CONTENT_INTENT=true and the "
+    "developer portal). Until then, mention me to ask something.")
+
+
+def mentions_bot(message: discord.Message, me: discord.abc.User) -> bool:
+    """A mention of the bot itself, or of its managed role (Discord's client often writes that).
+    A payload discord.py could only partly parse may lack the mention lists: no mention then."""
+    if me in getattr(message, "mentions", ()):
+        return True
+    role = message.guild.self_role if message.guild is not None else None
+    if role is None:
+        return False
+    return role in getattr(message, "role_mentions", ()) or role.id in message.raw_role_mentions
 
 
 class MentionsCog(commands.Cog):
     """Listens to messages and answers the ones addressed to the bot."""
 
-    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, settings: Settings, policy: AccessPolicy) -> None:
+    def __init__(self, bot: commands.Bot, pipeline: TurnRunner, traces: TraceAccess, channels: ChannelAdmin,
+                 places: PlaceSettingsAccess, settings: Settings, policy: AccessPolicy) -> None:
         self.bot = bot
         self.pipeline = pipeline
+        self.traces = traces
+        self.channels = channels
+        self.places = places
         self.settings = settings
         self.policy = policy
         self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
+        self._intent_noticed: set[str] = set()  # channels told that the intent is missing
 
-    def _first_cooldown_notice(self, user_id: str) -> bool:
+    def _first_cooldown_notice(self, user_id: str, window: float) -> bool:
         """Whether to tell `user_id` about the cooldown: once per cooldown window, so that a
         flood of messages gets one polite sentence, not a flood of them."""
         now = time.monotonic()
-        window = self.settings.user_cooldown_s
         if now - self._cooldown_notices.get(user_id, -window) < window:
             return False
         if len(self._cooldown_notices) > _COOLDOWN_NOTICES_MAX:
@@ -51,13 +84,20 @@ class MentionsCog(commands.Cog):
         self._cooldown_notices[user_id] = now
         return True
 
-    def _is_addressed(self, message: discord.Message) -> bool:
+    def _place(self, message: discord.Message) -> PlaceSettings:
+        if message.guild is None:
+            return DEFAULTS
+        channel_id, parent_id = place_of(message.channel)
+        return self.places.for_place(str(message.guild.id),
+                                           (channel_id,) if parent_id is None else (parent_id, channel_id))
+
+    def _is_addressed(self, message: discord.Message, place: PlaceSettings) -> bool:
         me = self.bot.user
         if me is None:
             return False
-        if message.guild is None:
+        if message.guild is None or mentions_bot(message, me):
             return True
-        if me in message.mentions:
+        if place.free_response or place.bot_thread:
             return True
         resolved = message.reference.resolved if message.reference is not None else None
         if not (isinstance(resolved, discord.Message) and resolved.author.id == me.id):
@@ -66,25 +106,33 @@ class MentionsCog(commands.Cog):
         # then there is nothing to answer (rather than "your message was empty").
         return bool(message.content.strip() or message.attachments)
 
+    def _blank_without_intent(self, message: discord.Message) -> bool:
+        return (not self.bot.intents.message_content and not message.content.strip()
+                and not message.attachments and not mentions_bot(message, self.bot.user))  # type: ignore[arg-type]
+
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot or self.bot.user is None:
             return
         if not self.policy.allows(where_of(message.author, message.channel, message.guild)):
             return
-        if not self._is_addressed(message):
-            if self.settings.buffer_all_messages:  # record_chatter skips empty text itself
-                await self.pipeline.record_chatter(
-                    user_id=str(message.author.id),
-                    display_name=message.author.display_name,
-                    guild_id=str(message.guild.id) if message.guild else None,
-                    channel_id=str(message.channel.id),
-                    text=message.content,
-                    message_id=str(message.id),
-                )
-            return
         try:
-            await self._answer(message)
+            place = self._place(message)
+            if not self._is_addressed(message, place):
+                if self.settings.buffer_all_messages:  # record_chatter skips empty text itself
+                    await self.channels.record_chatter(
+                        user_id=str(message.author.id),
+                        display_name=message.author.display_name,
+                        guild_id=str(message.guild.id) if message.guild else None,
+                        channel_id=str(message.channel.id),
+                        text=message.content,
+                        message_id=str(message.id),
+                    )
+                return
+            if message.guild is not None and self._blank_without_intent(message):
+                await self._tell_intent_missing(message)
+                return
+            await self._answer(message, place)
         except Exception:  # one funnel: log it, tell the person one sentence, keep serving
             log.exception("answering message %s in channel %s failed", message.id, message.channel.id)
             try:
@@ -92,24 +140,52 @@ class MentionsCog(commands.Cog):
             except discord.HTTPException:
                 log.warning("could not tell the user about the failure", exc_info=True)
 
-    async def _answer(self, message: discord.Message) -> None:
-        text = strip_bot_mention(message.content, self.bot.user.id)  # type: ignore[union-attr]
+    async def _tell_intent_missing(self, message: discord.Message) -> None:
+        """Once per channel (per process): messages here arrive blank."""
+        channel_id = str(message.channel.id)
+        if channel_id in self._intent_noticed:
+            return
+        if len(self._intent_noticed) > _INTENT_NOTICES_MAX:
+            self._intent_noticed.clear()
+        self._intent_noticed.add(channel_id)
+        log.warning("free-response channel %s: messages arrive blank without the Message Content "
+                    "intent (MESSAGE_CONTENT_INTENT)", channel_id)
+        await message.channel.send(NO_CONTENT_INTENT)
+
+    async def _open_thread(self, message: discord.Message, text: str) -> discord.Thread:
+        thread = await message.create_thread(name=thread_name(text))
+        await self.places.mark_bot_thread(str(message.guild.id), str(thread.id), str(self.bot.user.id))  # type: ignore[union-attr]
+        return thread
+
+    async def _answer(self, message: discord.Message, place: PlaceSettings) -> None:
+        me = self.bot.user
+        role = message.guild.self_role if message.guild is not None else None
+        text = strip_bot_mention(message.content, me.id, role.id if role else None)  # type: ignore[union-attr]
         if message.attachments:
             extra = await attachments_text(message.attachments, self.settings.attachment_max_bytes)
             text = f"{text}\n\n{extra}".strip()
+        thread = None
+        if place.auto_thread and isinstance(message.channel, discord.TextChannel) and text:
+            thread = await self._open_thread(message, text)
         # The turn joins its channel's queue now, with no await between the message's arrival
-        # and this point (except for an attachment's download), so that one channel's messages
-        # are answered in the order they arrived.
-        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text)),
+        # and this point (except for an attachment's download or the thread's creation), so
+        # that one channel's messages are answered in the order they arrived.
+        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text, thread)),
                                    name=f"turn-{message.id}")
+        where: discord.abc.Messageable = thread if thread is not None else message.channel
         try:
-            async with message.channel.typing():
+            async with where.typing():
                 result = await turn
         except discord.HTTPException:  # the typing indicator failed; the answer still goes out
             log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
             result = await turn
-        if result.outcome == "cooldown" and not self._first_cooldown_notice(str(message.author.id)):
+        if result.outcome == "cooldown" and not self._first_cooldown_notice(
+                str(message.author.id),
+                self.settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s):
             return
-        sent = await reply_in_parts(message, result.text)
+        if thread is not None:
+            sent = await send_in_parts(thread, result.text)
+        else:
+            sent = await reply_in_parts(message, result.text)
         if result.trace_id is not None:
-            await self.pipeline.attach_message(result.trace_id, str(sent.id))
+            await self.traces.attach_message(result.trace_id, str(sent.id))

@@ -13,7 +13,7 @@ from discord.ext import commands
 
 from bot.discord_app.delivery import post_trace
 from bot.discord_app.interactions import parse_message_ref, tell
-from bot.pipeline import TurnPipeline
+from bot.interfaces import TraceAccess
 
 __all__ = ["TraceCog"]
 
@@ -21,9 +21,9 @@ __all__ = ["TraceCog"]
 class TraceCog(commands.Cog):
     """The /trace command."""
 
-    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline) -> None:
+    def __init__(self, bot: commands.Bot, traces: TraceAccess) -> None:
         self.bot = bot
-        self.pipeline = pipeline
+        self.traces = traces
 
     @staticmethod
     def _moderates(interaction: discord.Interaction, guild_id: str | None) -> bool:
@@ -41,9 +41,9 @@ class TraceCog(commands.Cog):
             if message_id is None:
                 await tell(interaction, "That is not a message link or id.")
                 return
-            record = await self.pipeline.trace_for_message(message_id)
+            record = await self.traces.trace_for_message(message_id)
         else:
-            record = await self.pipeline.last_trace(str(interaction.user.id), str(interaction.channel_id))
+            record = await self.traces.last_trace(str(interaction.user.id), str(interaction.channel_id))
         if record is None:
             await tell(interaction, "I have no trace for that answer.")
             return

@@ -1,0 +1,133 @@
+"""The operator's model catalogue (LLM_MODELS): which models a server may choose, and where
+each one is served.
+
+LLM_MODELS is a JSON array; each entry is an object
+
+    {"name": "gpt-4o-mini", "base_url": "https://api.openai.com/v1",
+     "api_key_env": "OPENAI_API_KEY", "vision": true}
+
+with ``name`` required, ``base_url`` (default OPENAI_BASE_URL), ``api_key_env`` (the NAME of
+an environment variable holding the key; default OPENAI_API_KEY's value) and ``vision`` (the
+model reads images; default false) optional. The default model (LLM_MODEL) is always allowed
+and served at OPENAI_BASE_URL with OPENAI_API_KEY; an entry of the same name gives only its
+vision flag. A bad entry stops
+start-up with one line naming the entry; a key's value is read once here and never shown.
+
+Part of bot/: plain data; imports only the shared envsettings readers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from envsettings import SettingError
+
+__all__ = ["ModelCatalog", "ModelEntry", "model_for_turn", "parse_models"]
+
+_KEYS = frozenset({"name", "base_url", "api_key_env", "vision"})
+NAME_MAX_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
+    """One model a turn may use. ``base_url`` None: OPENAI_BASE_URL; ``api_key_env`` None:
+    OPENAI_API_KEY."""
+
+    name: str
+    base_url: str | None
+    api_key_env: str | None
+    vision: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCatalog:
+    """The default entry and the operator's other entries, by name."""
+
+    default: ModelEntry
+    entries: Mapping[str, ModelEntry] = field(default_factory=dict)
+    _keys: Mapping[str, str] = field(default_factory=dict, repr=False)  # api_key_env -> value
+
+    def names(self) -> list[str]:
+        """Every model a server may choose, the default first."""
+        return [self.default.name, *(n for n in self.entries if n != self.default.name)]
+
+    def get(self, name: str) -> ModelEntry | None:
+        if name == self.default.name:
+            return self.default
+        return self.entries.get(name)
+
+    def api_key(self, entry: ModelEntry) -> str | None:
+        """The key of ``entry`` read at start-up; None: use OPENAI_API_KEY."""
+        return None if entry.api_key_env is None else self._keys.get(entry.api_key_env)
+
+
+def model_for_turn(catalog: ModelCatalog, chosen: str | None) -> ModelEntry:
+    """The entry a turn uses: the place's chosen model when the catalogue still has it (an
+    entry removed by the operator falls back), else the default."""
+    if chosen is not None and (entry := catalog.get(chosen)) is not None:
+        return entry
+    return catalog.default
+
+
+def _entry(raw: object, index: int, env: Mapping[str, str]) -> tuple[ModelEntry, str | None]:
+    where = f"entry {index + 1}"
+    if not isinstance(raw, dict):
+        raise SettingError("LLM_MODELS", f"{where} is not an object: {json.dumps(raw)[:80]}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX_CHARS:
+        raise SettingError("LLM_MODELS", f"{where} needs a \"name\" (a string of 1 to {NAME_MAX_CHARS} characters)")
+    name = name.strip()
+    where = f"entry {index + 1} ({name!r})"
+    if unknown := sorted(set(raw) - _KEYS):
+        raise SettingError("LLM_MODELS", f"{where} has unknown key(s) {', '.join(unknown)}; "
+                                         f"allowed: {', '.join(sorted(_KEYS))}")
+    base_url = raw.get("base_url")
+    if base_url is not None:
+        parts = urlsplit(base_url) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SettingError("LLM_MODELS", f"{where}: base_url is not a valid http(s) URL")
+        base_url = base_url.rstrip("/")
+    key_env = raw.get("api_key_env")
+    key: str | None = None
+    if key_env is not None:
+        if not isinstance(key_env, str) or not key_env.strip():
+            raise SettingError("LLM_MODELS", f"{where}: api_key_env must name an environment variable")
+        key = (env.get(key_env) or "").strip()
+        if not key:
+            raise SettingError("LLM_MODELS", f"{where}: api_key_env names {key_env}, which is not set")
+    vision = raw.get("vision", False)
+    if not isinstance(vision, bool):
+        raise SettingError("LLM_MODELS", f"{where}: vision must be true or false")
+    return ModelEntry(name, base_url, key_env, vision), key
+
+
+def parse_models(raw: str | None, env: Mapping[str, str], default_model: str) -> ModelCatalog:
+    """The catalogue of LLM_MODELS (None or blank: the default model alone); SettingError
+    naming the bad entry."""
+    fallback = ModelEntry(default_model, None, None, False)
+    if raw is None or not raw.strip():
+        return ModelCatalog(default=fallback)
+    try:
+        items = json.loads(raw)
+    except ValueError as exc:
+        raise SettingError("LLM_MODELS", f"is not valid JSON: {exc}") from None
+    if not isinstance(items, list):
+        raise SettingError("LLM_MODELS", "must be a JSON array of model entries")
+    entries: dict[str, ModelEntry] = {}
+    keys: dict[str, str] = {}
+    for index, item in enumerate(items):
+        entry, key = _entry(item, index, env)
+        if entry.name in entries:
+            raise SettingError("LLM_MODELS", f"entry {index + 1} ({entry.name!r}) repeats a name")
+        entries[entry.name] = entry
+        if key is not None and entry.api_key_env is not None:
+            keys[entry.api_key_env] = key
+    default = entries.get(default_model, fallback)
+    if default.base_url is not None or default.api_key_env is not None:
+        raise SettingError("LLM_MODELS", f"entry {list(entries).index(default.name) + 1} "
+                                         f"({default.name!r}) is LLM_MODEL, served at OPENAI_BASE_URL "
+                                         "with OPENAI_API_KEY: give it only name and vision")
+    return ModelCatalog(default=default, entries=entries, _keys=keys)

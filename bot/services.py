@@ -1,0 +1,103 @@
+"""The services behind the front ends' commands other than a turn: traces, a person's own
+memory, a channel's buffer (the interfaces of bot.interfaces).
+
+Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of Discord.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from bot.scheduling import TurnScheduler
+from bot.stores import BufferStore, PersonMemoryStore, TraceStoreLike
+from memory.buffer import BufferedMessage
+from memory.semantic import MemoryHit, scope_for
+from memory.traces import TraceRecord
+
+__all__ = ["ChannelService", "PersonMemoryService", "TraceService", "manage_scope"]
+
+CHATTER_MAX_CHARS = 4000
+
+
+def manage_scope(guild_id: str | None, *, global_scope: bool) -> str | None:
+    """What a person sees/exports/forgets: in a guild, what recall sees there (that guild, or
+    everything with MEMORY_SCOPE=global); in a DM (private to them), everything they said
+    anywhere."""
+    if guild_id is None or global_scope:
+        return None
+    return scope_for(guild_id)
+
+
+class TraceService:
+    """Traces by id, by answer message, and a person's last one in a channel."""
+
+    def __init__(self, traces: TraceStoreLike) -> None:
+        self._traces = traces
+
+    async def attach_message(self, trace_id: str, message_id: str) -> None:
+        """Link a stored trace to the message that carries its answer."""
+        await self._traces.attach_message(trace_id, message_id)
+
+    async def trace_for_message(self, message_id: str) -> TraceRecord | None:
+        return await self._traces.by_message(message_id)
+
+    async def last_trace(self, user_id: str, channel_id: str) -> TraceRecord | None:
+        return await self._traces.last_for(user_id, channel_id)
+
+    async def get_trace(self, trace_id: str) -> TraceRecord | None:
+        return await self._traces.get(trace_id)
+
+
+class PersonMemoryService:
+    """A person's memory here (see ``manage_scope``)."""
+
+    def __init__(self, memory: PersonMemoryStore, *, global_scope: bool) -> None:
+        self._memory = memory
+        self._global = global_scope
+
+    def _scope(self, guild_id: str | None) -> str | None:
+        return manage_scope(guild_id, global_scope=self._global)
+
+    async def memory_items(self, user_id: str, guild_id: str | None) -> list[MemoryHit]:
+        """What the bot remembers of this person here, oldest first."""
+        return await self._memory.list(user_id, scope=self._scope(guild_id))
+
+    async def memory_export(self, user_id: str, guild_id: str | None) -> list[dict[str, Any]]:
+        """The same items as JSON-safe dicts: id, text, scope, created_at (ISO), metadata."""
+        return await self._memory.export(user_id, scope=self._scope(guild_id))
+
+    async def memory_forget(self, user_id: str, guild_id: str | None) -> int:
+        """Erase what the bot remembers of this person here; returns how many items."""
+        return await self._memory.forget(user_id, scope=self._scope(guild_id))
+
+
+class ChannelService:
+    """Clearing a channel's buffer (after the turn running there), and keeping chatter."""
+
+    def __init__(self, buffer: BufferStore, scheduler: TurnScheduler, *,
+                 now: Callable[[], datetime]) -> None:
+        self._buffer = buffer
+        self._scheduler = scheduler
+        self._now = now
+
+    async def reset_channel(self, channel_id: str) -> int:
+        """Clear a channel's buffer (after any turn running there); returns messages removed."""
+        async with self._scheduler.channel(channel_id):
+            return await self._buffer.clear(channel_id)
+
+    async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,
+                             channel_id: str, text: str, message_id: str | None = None) -> bool:
+        """Keep another person's message (not addressed to the bot) as channel context, role
+        "other" (BUFFER_ALL_MESSAGES). Empty text is ignored; long text is cut. Returns whether
+        something was stored."""
+        text = text.strip()
+        if not text:
+            return False
+        if len(text) > CHATTER_MAX_CHARS:
+            text = text[:CHATTER_MAX_CHARS] + " [...]"
+        await self._buffer.append(BufferedMessage(
+            channel_id=channel_id, guild_id=guild_id, author_id=user_id, author_name=display_name,
+            role="other", content=text, created_at=self._now(), message_id=message_id))
+        return True
