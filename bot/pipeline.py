@@ -50,6 +50,7 @@ from agent.events import AgentEvent, AnswerDelta, RunEnded
 from agent.prompt import build_system_prompt
 from agent.loop import Agent
 from agent.tools.registry import ToolContext
+from bot.budgets import TokenBudget
 from bot.config import Settings
 from bot.context_budget import fit_context
 from bot.errors import sentence_for
@@ -179,8 +180,10 @@ class TurnPipeline:
     def __init__(self, agent: Agent, buffer: Any, traces: Any, db: Any,
                  user_memory: Any, settings: Settings, *,
                  clock: Callable[[], float] = time.monotonic,
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 budget: TokenBudget | None = None) -> None:
         self._agent = agent
+        self._budget = budget  # [issue 11 hook: daily token budgets] (bot.budgets)
         self._buffer = buffer
         self._traces = traces
         self._db = db
@@ -223,6 +226,10 @@ class TurnPipeline:
             return self._refusal("shutting_down", started)
         if self._cooling_down(req.user_id, started):
             return self._refusal("cooldown", started)
+        # [issue 11 hook: daily token budgets] over budget: one sentence, nothing queued
+        if self._budget is not None and (over := await self._budget.refusal(req.user_id, req.guild_id)):
+            return TurnResult(ok=False, text=over, outcome="over_budget", error_kind="over_budget",
+                              elapsed_ms=(self._clock() - started) * 1000.0)
 
         self._in_flight += 1
         self._idle.clear()
@@ -249,6 +256,8 @@ class TurnPipeline:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
+        if self._budget is not None:  # [issue 11 hook: daily token budgets] what the model reported
+            await self._budget.charge(req.user_id, req.guild_id, result.total_tokens)
         self.health.record(result.error_kind)
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,

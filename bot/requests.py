@@ -30,7 +30,7 @@ class TurnResult:
     """What the person should read, and what happened.
 
     ``outcome``: "answered", "step_limit", "no_answer" (the agent's own endings), or
-    "error", "empty", "cooldown" (the pipeline's). ``ok`` is True only for "answered".
+    "error", "empty", "cooldown", "over_budget" (the pipeline's). ``ok`` is True only for "answered".
     ``error_kind`` names the failure (see bot.errors.sentence_for) when ``ok`` is False.
     ``trace_id`` is set when a trace was stored (answered and step-limit turns).
     ``elapsed_ms`` is the whole turn; ``queued_ms`` the part spent waiting for the channel's

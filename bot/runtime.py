@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -39,6 +40,7 @@ from agent.loop import Agent
 from agent.tools.builtin import register_builtin_tools
 from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
+from bot.budgets import TokenBudget
 from bot.config import Settings
 from bot.health import HEALTH_INTERVAL_S
 from bot.pipeline import TurnPipeline
@@ -48,6 +50,7 @@ from memory.database import Database
 from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory
 from memory.traces import TraceStore
+from memory.usage import TokenUsageStore
 from memory.write_log import MemoryWriteLog
 
 __all__ = ["Runtime"]
@@ -64,13 +67,16 @@ class Runtime:
     """Owns the stores, clients and the pipeline for the life of a front end.
 
     ``embedder`` and ``llm`` may be given (tests, benches) instead of the ones the settings ask
-    for; a given embedder or LLM client is not closed by the runtime.
+    for; a given embedder or LLM client is not closed by the runtime. ``now`` is the clock of
+    the daily token budgets (bot.budgets).
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
                  prune_interval_s: float = PRUNE_INTERVAL_S,
-                 health_interval_s: float = HEALTH_INTERVAL_S) -> None:
+                 health_interval_s: float = HEALTH_INTERVAL_S,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.settings = settings
+        self._now = now  # the daily budgets' clock (tests move it to the next day)
         self._prune_interval_s = prune_interval_s
         self._health_interval_s = health_interval_s
         self._embedder = embedder
@@ -87,6 +93,7 @@ class Runtime:
         self.llm: Any
         self.agent: Agent
         self.pipeline: TurnPipeline
+        self.budget: TokenBudget
         self.writes: MemoryWriteLog
 
     async def __aenter__(self) -> Runtime:
@@ -122,8 +129,10 @@ class Runtime:
                 stack.push_async_callback(self.llm.aclose)
             self.agent = Agent(self.llm, self.tools, protocol=s.agent.protocol,
                                max_steps=s.agent.max_steps)
+            self.budget = TokenBudget(TokenUsageStore(self.db), user_daily=s.features.user_daily_tokens,
+                                      guild_daily=s.features.guild_daily_tokens, now=self._now)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
-                                         self.user_memory, s)
+                                         self.user_memory, s, budget=self.budget)
             self.writes = MemoryWriteLog(self.db)
             if undone := await reconcile_memory(self.writes, self.traces, self.user_memory):
                 log.warning("start-up: undid %d memory item(s) of turns cut before they were stored",

@@ -24,7 +24,9 @@ from discord.ext import commands
 
 from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
+from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog, UsageCog
+from bot.discord_app.cogs.usage import UsageReader
+from bot.discord_app.live_reply import LiveOptions
 from bot.discord_app.interactions import NOT_ALLOWED, tell
 from bot.discord_app.parse_guard import guard_parsers
 from bot.discord_app.translate import where_of
@@ -86,8 +88,11 @@ class _BotCore:
     pipeline: TurnPipeline
     settings: Settings
     policy: AccessPolicy
+    budget: UsageReader | None
+    live: LiveOptions
 
-    def __init__(self, pipeline: TurnPipeline, settings: Settings, **kwargs: Any) -> None:
+    def __init__(self, pipeline: TurnPipeline, settings: Settings, *, budget: UsageReader | None = None,
+                 live: LiveOptions | None = None, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
             command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
             help_command=None,
@@ -99,17 +104,21 @@ class _BotCore:
         self.pipeline = pipeline
         self.settings = settings
         self.policy = policy_for(settings)
+        self.budget = budget
+        self.live = live or LiveOptions()
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
         if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
-        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, self.policy))
-        await bot.add_cog(AskCog(self.pipeline))
+        await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, self.policy, self.live))
+        await bot.add_cog(AskCog(self.pipeline, self.live))
         await bot.add_cog(TraceCog(bot, self.pipeline))
         await bot.add_cog(MemoryCog(self.pipeline))
         await bot.add_cog(AdminCog(self.pipeline))
+        if self.budget is not None:
+            await bot.add_cog(UsageCog(self.budget))
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)
@@ -143,14 +152,16 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
     """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
 
 
-def create_bot(pipeline: TurnPipeline, settings: Settings, **client_options: Any) -> commands.Bot:
+def create_bot(pipeline: TurnPipeline, settings: Settings, *, budget: UsageReader | None = None,
+               live: LiveOptions | None = None, **client_options: Any) -> commands.Bot:
     """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
 
-    ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
+    ``budget`` serves /usage (left out without it); ``live`` times live replies (tests shorten
+    it). ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
     """
     discord.http.Route.BASE = settings.discord_api_base_url
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
-        return ShardedReactBot(pipeline, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
-                               **client_options)
-    return ReactBot(pipeline, settings, **client_options)
+        return ShardedReactBot(pipeline, settings, budget=budget, live=live, shard_count=settings.shard_count,
+                               shard_ids=shard_ids, **client_options)
+    return ReactBot(pipeline, settings, budget=budget, live=live, **client_options)

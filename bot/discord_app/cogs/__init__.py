@@ -1,4 +1,4 @@
-"""The bot's cogs: mentions, /ask, /trace, /memory and /reset, each owning its errors.
+"""The bot's cogs: mentions, /ask, /trace, /memory, /reset and /usage, each owning its errors.
 
 Handlers translate, the pipeline decides: cogs import the pipeline and the discord_app helpers,
 never the agent or the stores themselves."""
@@ -10,5 +10,6 @@ from bot.discord_app.cogs.ask import AskCog
 from bot.discord_app.cogs.memory import MemoryCog
 from bot.discord_app.cogs.mentions import MentionsCog
 from bot.discord_app.cogs.trace import TraceCog
+from bot.discord_app.cogs.usage import UsageCog
 
-__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "TraceCog"]
+__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "TraceCog", "UsageCog"]

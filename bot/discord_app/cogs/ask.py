@@ -1,9 +1,12 @@
-"""`/ask question [trace] [private]`: defer at once, show live status, then the answer.
+"""`/ask question [trace] [private]`: defer at once, show live status and the growing answer.
 
 Discord allows 3 seconds before an interaction must be acknowledged, so the command defers
-first and does everything else after. The status line is edited at most about once a second.
-`private` answers ephemerally; `trace` posts the steps in a thread under the answer (for a
-private answer, as private followups instead: a public thread would leak it).
+first and does everything else after. The deferred response then shows the status line
+("calling calculator…") and the answer as it streams (bot.discord_app.live_reply: throttled
+edits, followups past 2,000 characters); a turn that outlives the interaction's token goes on
+in channel messages (a DM when private). `private` answers ephemerally; `trace` posts the steps
+in a thread under the answer (for a private answer, as private followups instead: a public
+thread would leak it).
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from discord import app_commands
 from discord.ext import commands
 
 from agent.events import AgentEvent
-from bot.discord_app.delivery import answer_parts, post_trace, trace_messages
-from bot.discord_app.status import ThrottledStatus, status_line
+from bot.discord_app.delivery import post_trace, trace_messages
+from bot.discord_app.live_reply import LiveOptions, LiveReply
+from bot.discord_app.live_targets import InteractionTarget
 from bot.discord_app.translate import request_from_interaction
 from bot.pipeline import TurnPipeline
 
@@ -26,9 +30,9 @@ QUESTION_MAX = 4000
 class AskCog(commands.Cog):
     """The /ask command."""
 
-    def __init__(self, pipeline: TurnPipeline, status_interval_s: float = 1.0) -> None:
+    def __init__(self, pipeline: TurnPipeline, live: LiveOptions | None = None) -> None:
         self.pipeline = pipeline
-        self.status_interval_s = status_interval_s
+        self.live = live or LiveOptions()
 
     @app_commands.command(name="ask", description="Ask the agent a question")
     @app_commands.describe(
@@ -44,27 +48,21 @@ class AskCog(commands.Cog):
         private: bool = False,
     ) -> None:
         """Ask the agent."""
+        target = InteractionTarget(interaction, ephemeral=private, options=self.live)
         await interaction.response.defer(thinking=True, ephemeral=private)
-
-        async def edit_status(text: str) -> None:
-            await interaction.edit_original_response(content=text)
-
-        status = ThrottledStatus(edit_status, self.status_interval_s)
+        reply = LiveReply(target, interval_s=self.live.edit_interval_s)
 
         async def on_event(event: AgentEvent) -> None:
-            if (line := status_line(event)) is not None:
-                status.update(line)
+            reply.feed(event)
 
         try:
             result = await self.pipeline.handle(
                 request_from_interaction(interaction, question, want_trace=trace), on_event
             )
-        finally:
-            await status.close(flush=False)  # the answer replaces the status line
-        parts = answer_parts(result.text)
-        answer = await interaction.edit_original_response(content=parts[0])
-        for part in parts[1:]:
-            await interaction.followup.send(part, ephemeral=private)
+        except BaseException:
+            await reply.abandon()
+            raise
+        answer = (await reply.finish(result.text))[0]
         if result.trace_id is None:
             return
         if not private:

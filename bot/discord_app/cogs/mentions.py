@@ -1,7 +1,8 @@
 """Answering messages addressed to the bot: a mention, a reply to the bot, or any DM.
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
-typing indicator shows while the pipeline works; the answer is a reply, split into parts. A
+typing indicator shows while the pipeline works; the answer is a reply that grows as the model
+writes it (bot.discord_app.live_reply), split into parts. A
 flood within USER_COOLDOWN_S gets one polite sentence, then silence until the window ends. With
 BUFFER_ALL_MESSAGES the channel's other chatter is kept as context.
 """
@@ -15,9 +16,12 @@ import time
 import discord
 from discord.ext import commands
 
+from agent.events import AgentEvent
 from bot.config import Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.delivery import reply_in_parts, reply_to
+from bot.discord_app.delivery import reply_to
+from bot.discord_app.live_reply import LiveOptions, LiveReply
+from bot.discord_app.live_targets import MessageReplyTarget
 from bot.discord_app.translate import attachments_text, request_from_message, strip_bot_mention, where_of
 from bot.errors import sentence_for
 from bot.pipeline import TurnPipeline
@@ -32,8 +36,10 @@ _COOLDOWN_NOTICES_MAX = 10_000
 class MentionsCog(commands.Cog):
     """Listens to messages and answers the ones addressed to the bot."""
 
-    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, settings: Settings, policy: AccessPolicy) -> None:
+    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, settings: Settings, policy: AccessPolicy,
+                 live: LiveOptions | None = None) -> None:
         self.bot = bot
+        self.live = live or LiveOptions()
         self.pipeline = pipeline
         self.settings = settings
         self.policy = policy
@@ -100,16 +106,27 @@ class MentionsCog(commands.Cog):
         # The turn joins its channel's queue now, with no await between the message's arrival
         # and this point (except for an attachment's download), so that one channel's messages
         # are answered in the order they arrived.
-        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text)),
+        reply = LiveReply(MessageReplyTarget(message), interval_s=self.live.edit_interval_s,
+                          show_status=False)  # the typing indicator is the status here
+
+        async def on_event(event: AgentEvent) -> None:
+            reply.feed(event)
+
+        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text), on_event),
                                    name=f"turn-{message.id}")
         try:
-            async with message.channel.typing():
+            try:
+                async with message.channel.typing():
+                    result = await turn
+            except discord.HTTPException:  # the typing indicator failed; the answer still goes out
+                log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
                 result = await turn
-        except discord.HTTPException:  # the typing indicator failed; the answer still goes out
-            log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
-            result = await turn
+        except BaseException:
+            await reply.abandon()
+            raise
         if result.outcome == "cooldown" and not self._first_cooldown_notice(str(message.author.id)):
+            await reply.abandon()
             return
-        sent = await reply_in_parts(message, result.text)
+        sent = (await reply.finish(result.text))[0]
         if result.trace_id is not None:
             await self.pipeline.attach_message(result.trace_id, str(sent.id))
