@@ -221,7 +221,8 @@ class LiveReply(Generic[M]):
                 slot.last = self._clock()
                 return
             log.warning("live reply: the last edit failed; sending that part anew", exc_info=True)
-            slot.message = await self._target.more(text)
+            stale, slot.message = slot.message, await self._target.more(text)
+            await _delete_all([_Slot(stale, "", 0.0)])
         slot.shown, slot.last = text, self._clock()
 
     async def _send(self, text: str, final: bool) -> bool:
@@ -239,10 +240,14 @@ class LiveReply(Generic[M]):
     async def _move(self) -> None:
         """The target is expiring: leave a note in the first message, drop the others, go on
         in new messages on the fallback."""
-        old, self._slots = self._slots, []
-        self._target = self._target.fallback()
+        old, self._slots, expiring = self._slots, [], self._target
+        self._target = expiring.fallback()
         self._pending_since = self._clock() - self._interval  # the fallback's first message goes at once
-        if not old:
+        if not old:  # nothing shown yet: the note becomes the first message (a deferred response)
+            try:
+                await expiring.first(MOVED_NOTE)
+            except Exception:
+                log.warning("live reply: could not leave the note before moving", exc_info=True)
             return
         if (due := old[0].last + self._interval - self._clock()) > 0:
             await asyncio.sleep(due)

@@ -484,6 +484,29 @@ async def test_followup_before_acknowledging_is_refused(world: World) -> None:
     assert [(e.kind, e.status) for e in inter.events] == [("followup", 404)]
 
 
+async def test_an_expired_interaction_token_is_refused_by_every_webhook_route(world: World) -> None:
+    world.fake.interaction_token_lifetime_s = 0.2
+    bot = MiniBot()
+    codes: list[int] = []
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.defer(thinking=True)
+        await asyncio.sleep(0.3)
+        for again in (lambda: interaction.edit_original_response(content="late"),
+                      lambda: interaction.followup.send("late too")):
+            try:
+                await again()
+            except discord.HTTPException as exc:
+                codes.append(exc.code)
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for(lambda: len(codes) == 2)
+    assert codes == [50027, 50027]  # Invalid Webhook Token, as Discord answers after 15 minutes
+    assert [(e.kind, e.status) for e in inter.events] == [("callback", 200), ("original_edit", 401), ("followup", 401)]
+
+
 async def test_a_deleted_original_is_an_unknown_message_to_read_edit_or_delete(world: World) -> None:
     bot = MiniBot()
     codes: list[int] = []
