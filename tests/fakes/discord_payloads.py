@@ -20,6 +20,7 @@ DISCORD_EPOCH_MS = 1420070400000
 
 # Permission bits used by the fake (values from Discord's API documentation).
 ADMINISTRATOR = 1 << 3
+MANAGE_GUILD = 1 << 5
 MANAGE_MESSAGES = 1 << 13
 MENTION_EVERYONE = 1 << 17
 ALL_PERMISSIONS = (1 << 53) - 1
