@@ -37,7 +37,7 @@ def load_feature_settings(env: Mapping[str, str]) -> FeatureSettings:
     return FeatureSettings(
         llm_vision=read_bool(env, "LLM_VISION", False),
         image_max_bytes=read_int(env, "IMAGE_MAX_BYTES", 5_000_000, low=1, high=50_000_000),
-        image_max_count=read_int(env, "IMAGE_MAX_COUNT", 4, low=0, high=20),
+        image_max_count=read_int(env, "IMAGE_MAX_COUNT", 4, low=1, high=20),
         user_daily_tokens=read_int(env, "USER_DAILY_TOKENS", 0, low=0),
         guild_daily_tokens=read_int(env, "GUILD_DAILY_TOKENS", 0, low=0),
     )

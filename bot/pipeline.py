@@ -286,6 +286,7 @@ class TurnPipeline:
                     async for event in self._agent.run(
                         budget.question, context=context, history=budget.history,
                         memories=budget.memories, tools=self._memory_tools.for_turn(pending),
+                        images=req.images,  # [issue 11 hook: images] sent as image parts (bot.images)
                     ):
                         if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
                             events.append(event)

@@ -1,11 +1,13 @@
 """Platform-free request and result of one turn: what a front end hands the pipeline and gets back.
 
-Part of bot/: imports nothing from agent/ or memory/ (plain data only).
+Part of bot/: plain data; imports agent.images for the image type only, nothing from memory/.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from agent.images import ImageInput
 
 __all__ = ["TurnRequest", "TurnResult"]
 
@@ -13,7 +15,8 @@ __all__ = ["TurnRequest", "TurnResult"]
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """Who asks what, where. ``guild_id`` None means a DM. ``want_trace`` is carried for the
-    front end (the pipeline always stores a trace of an answered turn)."""
+    front end (the pipeline always stores a trace of an answered turn). ``images`` go to the
+    model with the question (bot.images); ``text`` names them, and only the text is stored."""
 
     user_id: str
     display_name: str
@@ -23,6 +26,7 @@ class TurnRequest:
     message_id: str | None = None
     interaction_id: str | None = None
     want_trace: bool = False
+    images: tuple[ImageInput, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,7 @@ class _BotCore:
         if self.settings.discord_api_base_url != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
         await bot.add_cog(MentionsCog(bot, self.pipeline, self.settings, self.policy, self.live))
-        await bot.add_cog(AskCog(self.pipeline, self.live))
+        await bot.add_cog(AskCog(self.pipeline, self.settings, self.live))
         await bot.add_cog(TraceCog(bot, self.pipeline))
         await bot.add_cog(MemoryCog(self.pipeline))
         await bot.add_cog(AdminCog(self.pipeline))

@@ -1,8 +1,9 @@
 """Turning Discord objects into the pipeline's platform-free request, and back to access facts.
 
 Mentions of the bot are stripped from the text; a text attachment (by file extension, up to a
-size limit) is read into the question, any other attachment is only named. Nothing here sends
-anything to Discord; imports discord.py and bot.requests, never the pipeline.
+size limit) is read into the question, an image goes its own way (bot.discord_app.images), any
+other attachment is only named. Nothing here sends anything to Discord; imports discord.py and
+bot.requests, never the pipeline.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import PurePath
 import aiohttp
 import discord
 
+from agent.images import ImageInput
 from bot.discord_app.access import Where
 from bot.requests import TurnRequest
 
@@ -92,7 +94,8 @@ def where_of(user: discord.abc.User, channel: object, guild: discord.Guild | Non
     )
 
 
-def request_from_message(message: discord.Message, text: str) -> TurnRequest:
+def request_from_message(message: discord.Message, text: str, *,
+                         images: tuple[ImageInput, ...] = ()) -> TurnRequest:
     """A mention (or DM, or reply to the bot) as a turn request."""
     return TurnRequest(
         user_id=str(message.author.id),
@@ -101,10 +104,12 @@ def request_from_message(message: discord.Message, text: str) -> TurnRequest:
         channel_id=str(message.channel.id),
         text=text,
         message_id=str(message.id),
+        images=images,
     )
 
 
-def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool) -> TurnRequest:
+def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool,
+                             images: tuple[ImageInput, ...] = ()) -> TurnRequest:
     """A slash command as a turn request."""
     return TurnRequest(
         user_id=str(interaction.user.id),
@@ -114,4 +119,5 @@ def request_from_interaction(interaction: discord.Interaction, text: str, *, wan
         text=text,
         interaction_id=str(interaction.id),
         want_trace=want_trace,
+        images=images,
     )

@@ -6,7 +6,7 @@ first and does everything else after. The deferred response then shows the statu
 edits, followups past 2,000 characters); a turn that outlives the interaction's token goes on
 in channel messages (a DM when private). `private` answers ephemerally; `trace` posts the steps
 in a thread under the answer (for a private answer, as private followups instead: a public
-thread would leak it).
+thread would leak it). `image` goes to the model when it can see images (bot.discord_app.images).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from discord import app_commands
 from discord.ext import commands
 
 from agent.events import AgentEvent
+from bot.config import Settings
 from bot.discord_app.delivery import post_trace, trace_messages
+from bot.discord_app.images import take_images
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import InteractionTarget
 from bot.discord_app.translate import request_from_interaction
@@ -30,8 +32,9 @@ QUESTION_MAX = 4000
 class AskCog(commands.Cog):
     """The /ask command."""
 
-    def __init__(self, pipeline: TurnPipeline, live: LiveOptions | None = None) -> None:
+    def __init__(self, pipeline: TurnPipeline, settings: Settings, live: LiveOptions | None = None) -> None:
         self.pipeline = pipeline
+        self.settings = settings
         self.live = live or LiveOptions()
 
     @app_commands.command(name="ask", description="Ask the agent a question")
@@ -39,6 +42,7 @@ class AskCog(commands.Cog):
         question="What you want to know",
         trace="Also show the steps in a thread",
         private="Only you see the answer",
+        image="An image to ask about (PNG, JPEG, WebP or GIF)",
     )
     async def ask(
         self,
@@ -46,18 +50,24 @@ class AskCog(commands.Cog):
         question: app_commands.Range[str, 1, QUESTION_MAX],
         trace: bool = False,
         private: bool = False,
+        image: discord.Attachment | None = None,
     ) -> None:
         """Ask the agent."""
         target = InteractionTarget(interaction, ephemeral=private, options=self.live)
         await interaction.response.defer(thinking=True, ephemeral=private)
-        reply = LiveReply(target, interval_s=self.live.edit_interval_s)
+        seen = await take_images([image] if image is not None else [], self.settings)
+        reply = LiveReply(target, interval_s=self.live.edit_interval_s, preface=seen.preface)
+        if seen.problems:  # a bad image: say so, rather than answer without it
+            await reply.finish(" ".join(seen.problems))
+            return
 
         async def on_event(event: AgentEvent) -> None:
             reply.feed(event)
 
         try:
             result = await self.pipeline.handle(
-                request_from_interaction(interaction, question, want_trace=trace), on_event
+                request_from_interaction(interaction, seen.question(question), want_trace=trace,
+                                         images=seen.images), on_event
             )
         except BaseException:
             await reply.abandon()

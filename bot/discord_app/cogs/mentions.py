@@ -2,7 +2,8 @@
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
 typing indicator shows while the pipeline works; the answer is a reply that grows as the model
-writes it (bot.discord_app.live_reply), split into parts. A
+writes it (bot.discord_app.live_reply), split into parts. Attached images go to the model when it
+can see them (bot.discord_app.images); a bad one gets a sentence instead of an answer. A
 flood within USER_COOLDOWN_S gets one polite sentence, then silence until the window ends. With
 BUFFER_ALL_MESSAGES the channel's other chatter is kept as context.
 """
@@ -20,6 +21,7 @@ from agent.events import AgentEvent
 from bot.config import Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.delivery import reply_to
+from bot.discord_app.images import is_image, take_images
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import MessageReplyTarget
 from bot.discord_app.translate import attachments_text, request_from_message, strip_bot_mention, where_of
@@ -100,19 +102,24 @@ class MentionsCog(commands.Cog):
 
     async def _answer(self, message: discord.Message) -> None:
         text = strip_bot_mention(message.content, self.bot.user.id)  # type: ignore[union-attr]
-        if message.attachments:
-            extra = await attachments_text(message.attachments, self.settings.attachment_max_bytes)
+        if others := [a for a in message.attachments if not is_image(a)]:
+            extra = await attachments_text(others, self.settings.attachment_max_bytes)
             text = f"{text}\n\n{extra}".strip()
+        seen = await take_images([a for a in message.attachments if is_image(a)], self.settings)
+        if seen.problems:  # a bad image: say so, rather than answer without it
+            await reply_to(message, " ".join(seen.problems))
+            return
         # The turn joins its channel's queue now, with no await between the message's arrival
         # and this point (except for an attachment's download), so that one channel's messages
         # are answered in the order they arrived.
         reply = LiveReply(MessageReplyTarget(message), interval_s=self.live.edit_interval_s,
-                          show_status=False)  # the typing indicator is the status here
+                          show_status=False, preface=seen.preface)  # the typing indicator is the status here
 
         async def on_event(event: AgentEvent) -> None:
             reply.feed(event)
 
-        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text), on_event),
+        turn = asyncio.create_task(self.pipeline.handle(
+            request_from_message(message, seen.question(text), images=seen.images), on_event),
                                    name=f"turn-{message.id}")
         try:
             try:
