@@ -34,6 +34,8 @@ SETTINGS = [
     ("ALLOWED_ROLE_IDS", None), ("BLOCKED_USER_IDS", None), ("ALLOW_DMS", "true"),
     ("LOG_LEVEL", "INFO"), ("SHARD_COUNT", None), ("SHARD_IDS", None),
     ("DISCORD_API_BASE_URL", "https://discord.com/api/v10"),
+    ("LLM_VISION", "false"), ("IMAGE_MAX_BYTES", "5000000"), ("IMAGE_MAX_COUNT", "4"),
+    ("USER_DAILY_TOKENS", "0"), ("GUILD_DAILY_TOKENS", "0"),
 ]
 SECRETS = ["DISCORD_TOKEN", "OPENAI_API_KEY", "EMBEDDING_API_KEY"]
 
