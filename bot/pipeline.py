@@ -245,6 +245,8 @@ class TurnPipeline:
                 finally:
                     self._running -= 1
             result = dataclasses.replace(result, queued_ms=queued_ms)
+            if self._budget is not None:  # [issue 11 hook: daily token budgets] charged before idle
+                await self._budget.charge(req.user_id, req.guild_id, result.total_tokens)
         except asyncio.CancelledError:
             if task not in self._abandoned:
                 raise
@@ -256,8 +258,6 @@ class TurnPipeline:
             self._in_flight -= 1
             if self._in_flight == 0:
                 self._idle.set()
-        if self._budget is not None:  # [issue 11 hook: daily token budgets] what the model reported
-            await self._budget.charge(req.user_id, req.guild_id, result.total_tokens)
         self.health.record(result.error_kind)
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
