@@ -18,9 +18,9 @@ messages there:
 - ``finish(text)`` stops the task and makes the messages show exactly ``text`` (split), each
   last edit still an interval after the one before; messages the preview had beyond the final
   parts are deleted. So the answer is shown whole, exactly once;
-- a target whose messages are about to become uneditable (an interaction token nearing its
-  15 minutes) says so (`expiring`): the reply then leaves a note in its first message and goes
-  on in new messages on the target's `fallback` (a normal channel message, or a DM for a
+- a target whose messages will become uneditable (an interaction token nearing its 15 minutes)
+  says when (`move_in`); at that time, whether or not the model is writing, the reply leaves a
+  note in its first message and goes on in new messages on the target's `fallback` (a normal channel message, or a DM for a
   private answer).
 
 Imports agent.events (types) and the pure splitter; never discord.py (the targets give the
@@ -79,11 +79,12 @@ class ReplyTarget(Protocol[M]):
     async def more(self, text: str) -> M:
         """Send a further message of the reply."""
 
-    def expiring(self) -> bool:
-        """True once the messages must move to `fallback` (they will soon be uneditable)."""
+    def move_in(self) -> float | None:
+        """Seconds until the messages must move to `fallback` (they will soon be uneditable):
+        0 or less means now, None never."""
 
     def fallback(self) -> ReplyTarget[M]:
-        """Where the reply goes on once this target is expiring."""
+        """Where the reply goes on once it must move."""
 
 
 @dataclass(slots=True)
@@ -168,7 +169,8 @@ class LiveReply(Generic[M]):
 
     async def _run(self) -> None:
         while True:
-            await self._changed.wait()
+            with contextlib.suppress(TimeoutError):  # the move time came: sync (and move) then
+                await asyncio.wait_for(self._changed.wait(), self._target.move_in())
             self._changed.clear()
             if self._closing.is_set():
                 return
@@ -181,7 +183,7 @@ class LiveReply(Generic[M]):
     async def _sync(self, final: str | None) -> float | None:
         """Bring the messages towards what they should show; the seconds until an edit that
         had to wait may go (None: nothing waits). With ``final`` every wait is served here."""
-        if self._target.expiring():
+        if (move_in := self._target.move_in()) is not None and move_in <= 0:
             await self._move()
         wanted = self._wanted(final)
         wait: float | None = None
@@ -238,7 +240,7 @@ class LiveReply(Generic[M]):
         return True
 
     async def _move(self) -> None:
-        """The target is expiring: leave a note in the first message, drop the others, go on
+        """The target's time is up: leave a note in the first message, drop the others, go on
         in new messages on the fallback."""
         old, self._slots, expiring = self._slots, [], self._target
         self._target = expiring.fallback()

@@ -3,7 +3,7 @@
 - a mention: a reply to the person's message, further parts in the channel;
 - a slash command: the deferred response, further parts as followups; an interaction's token
   (which every edit and followup needs) lives 15 minutes, so from ``token_lifetime_s -
-  token_margin_s`` after the command the target is `expiring` and the reply goes on as normal
+  token_margin_s`` after the command the reply moves on (`move_in`) and goes on as normal
   channel messages (a DM to the person for a private answer, which a channel would leak).
 
 The client's allowed mentions apply to every send here.
@@ -34,8 +34,8 @@ class MessageReplyTarget:
     async def more(self, text: str) -> discord.Message:
         return await self._message.channel.send(text)
 
-    def expiring(self) -> bool:
-        return False
+    def move_in(self) -> float | None:
+        return None
 
     def fallback(self) -> ReplyTarget[discord.Message]:
         return self
@@ -53,8 +53,8 @@ class ChannelTarget:
     async def more(self, text: str) -> discord.Message:
         return await self._channel.send(text)
 
-    def expiring(self) -> bool:
-        return False
+    def move_in(self) -> float | None:
+        return None
 
     def fallback(self) -> ReplyTarget[discord.Message]:
         return self
@@ -83,8 +83,8 @@ class InteractionTarget:
     async def more(self, text: str) -> discord.Message:
         return await self._interaction.followup.send(text, ephemeral=self._ephemeral, wait=True)
 
-    def expiring(self) -> bool:
-        return self._clock() >= self._move_at
+    def move_in(self) -> float | None:
+        return self._move_at - self._clock()
 
     def fallback(self) -> ReplyTarget[discord.Message]:
         if self._ephemeral or self._interaction.channel is None:

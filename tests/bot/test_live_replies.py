@@ -15,6 +15,8 @@ LIVE = LiveOptions(edit_interval_s=INTERVAL)
 # Edits are timed where the fake receives them; the client spaces them by INTERVAL on its own
 # clock, and loopback delivery may shift one by a few milliseconds either way.
 SLACK = 0.05
+# The bot moves off an interaction 0.6 s after the command, well before the fake's 1.5 s token.
+SHORT_TOKEN = LiveOptions(edit_interval_s=0.05, token_lifetime_s=1.5, token_margin_s=0.9)
 
 
 def prose(n: int) -> str:
@@ -91,9 +93,9 @@ async def test_a_5000_character_answer_moves_on_to_more_messages_with_its_code_b
 
 async def test_an_ask_that_outlives_its_interaction_token_answers_in_the_channel(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    world.dc.interaction_token_lifetime_s = 1.0
-    fake.delay(0.9).reply("Final Answer: worth the wait")
-    await run_bot(live=LiveOptions(edit_interval_s=0.05, token_lifetime_s=1.0, token_margin_s=0.4))
+    world.dc.interaction_token_lifetime_s = 1.5
+    fake.delay(1.6).reply("Final Answer: worth the wait")  # the model says nothing until the token is gone
+    await run_bot(live=SHORT_TOKEN)
     inter = await world.dc.invoke_command(world.general, world.alice, "ask", {"question": "slow one?"})
     posted = await world.dc.wait_for_message(
         world.general, lambda m: m.content == "worth the wait", timeout=20)
@@ -104,9 +106,9 @@ async def test_an_ask_that_outlives_its_interaction_token_answers_in_the_channel
 
 async def test_a_private_ask_that_outlives_its_token_is_answered_in_a_direct_message(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    world.dc.interaction_token_lifetime_s = 1.0
-    fake.delay(0.9).reply("Final Answer: just for you")
-    await run_bot(live=LiveOptions(edit_interval_s=0.05, token_lifetime_s=1.0, token_margin_s=0.4))
+    world.dc.interaction_token_lifetime_s = 1.5
+    fake.delay(1.6).reply("Final Answer: just for you")
+    await run_bot(live=SHORT_TOKEN)
     await world.dc.invoke_command(world.general, world.alice, "ask",
                                   {"question": "slow secret?", "private": True})
     posted = await world.dc.wait_for_message(None, lambda m: m.content == "just for you", timeout=20)

@@ -40,8 +40,8 @@ class Board:
         self.notes.append(Note(self, text))
         return self.notes[-1]
 
-    def expiring(self) -> bool:
-        return False
+    def move_in(self) -> float | None:
+        return None
 
     def fallback(self) -> ReplyTarget[Note]:
         return self
