@@ -38,6 +38,7 @@ import openai
 from agent.config import AgentSettings
 from agent.errors import LLMError, LLMErrorKind
 from agent.events import Usage
+from agent.images import content_chars
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +260,7 @@ class LLMClient:
         usage = joiner.usage
         if usage is None:
             log.debug("%s at %s sent no usage; counting tokens locally", self.model, self.base_url)
-            chars = sum(len(json.dumps(m.get("content"), ensure_ascii=False)) for m in messages)
+            chars = sum(content_chars(m.get("content")) for m in messages)  # an image as its tokens, not its base64
             usage = Usage(math.ceil(chars / CHARS_PER_TOKEN), joiner.pieces)
         return Completion(
             content=joiner.content,

@@ -40,6 +40,7 @@ from agent.events import (
     ToolStarted,
     Usage,
 )
+from agent.images import ImageInput, user_content
 from agent.llm import Completion, Delta
 from agent.prompt import build_system_prompt
 from agent.protocols import PROTOCOLS, STOP_SEQUENCES, ReplyProtocol
@@ -118,12 +119,14 @@ class Agent:
         history: Sequence[Mapping[str, Any]] = (),
         memories: Sequence[str] = (),
         tools: ToolRegistry | None = None,
+        images: Sequence[ImageInput] = (),
     ) -> AsyncIterator[AgentEvent]:
         """Answer `question`, yielding an event per step; RunEnded is always last.
 
         `history` holds earlier turns ({"role": "user"|"assistant", "content": str,
         "name"?: str}), sent before the question; `memories` go into the system prompt;
-        `tools` are extra tools for this run only. Bad arguments raise ValueError here, before
+        `tools` are extra tools for this run only; `images` go with the question as image
+        parts (agent.images), in either protocol, for a model that can see them. Bad arguments raise ValueError here, before
         anything runs; a model-endpoint failure raises LLMError from the iterator.
         """
         if not isinstance(question, str) or not question.strip():
@@ -134,7 +137,7 @@ class Agent:
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += _history_messages(history)
-        messages.append({"role": "user", "content": question})
+        messages.append({"role": "user", "content": user_content(question, images)})
         return self._run(PROTOCOLS[self.protocol], messages, registry, context)
 
     async def _run(

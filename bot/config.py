@@ -24,6 +24,8 @@ Bot variables (empty values count as unset):
     TURN_TIMEOUT_S         a whole turn's time limit in seconds (default 180)
     SHUTDOWN_TIMEOUT_S     on SIGTERM/SIGINT, seconds running turns get to finish (default 60)
     MCP_CONFIG             a JSON file of MCP servers ({"mcpServers": {...}}; unset: none)
+    LLM_VISION, IMAGE_MAX_BYTES, IMAGE_MAX_COUNT, USER_DAILY_TOKENS, GUILD_DAILY_TOKENS
+                           images and daily token budgets: see bot.feature_config
 
 MCP_CONFIG is read here, once: what is wrong inside the file (bad JSON, an unknown key, an unset
 ${VAR}) does not stop start-up; it is kept in ``Settings.mcp.problems``, logged at start-up and
@@ -47,6 +49,7 @@ from agent.errors import ConfigError as AgentConfigError
 from agent.tools.mcp.config import McpConfig, read_mcp_config
 from bot.errors import ConfigError
 from bot.model_catalog import ModelCatalog, ModelEntry, parse_models
+from bot.feature_config import FeatureSettings, load_feature_settings
 from envsettings import (
     SettingError,
     read_bool,
@@ -98,6 +101,7 @@ class Settings:
     shutdown_timeout_s: float = 60.0
     mcp: McpConfig = field(default_factory=McpConfig)
     models: ModelCatalog = field(default_factory=lambda: ModelCatalog(ModelEntry('', None, None, False)))
+    features: FeatureSettings = field(default_factory=FeatureSettings)  # images, budgets (bot.feature_config)
 
     @property
     def has_discord_token(self) -> bool:
@@ -154,6 +158,7 @@ def _read(env: Mapping[str, str]) -> Settings:
     memory = load_memory_settings(env)
     shard_count, shard_ids = _shards(env)
     buffer_all = read_bool(env, "BUFFER_ALL_MESSAGES", False)
+    features = load_feature_settings(env)
     return Settings(
         agent=agent,
         memory=memory,
@@ -179,7 +184,9 @@ def _read(env: Mapping[str, str]) -> Settings:
         turn_timeout_s=read_float(env, "TURN_TIMEOUT_S", 180.0, low=0.0, positive=True),
         shutdown_timeout_s=read_float(env, "SHUTDOWN_TIMEOUT_S", 60.0, low=0.0),
         mcp=read_mcp_config(read_str(env, "MCP_CONFIG", None), env),
-        models=parse_models(read_str(env, "LLM_MODELS", None), env, agent.model),
+        models=parse_models(read_str(env, "LLM_MODELS", None), env, agent.model,
+                            default_vision=features.llm_vision),
+        features=features,
     )
 
 

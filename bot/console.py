@@ -2,7 +2,9 @@
 
 Same pipeline and storage as the Discord bot (DATA_DIR), so what is said here is remembered
 across restarts. The console is a private place, like a DM: its memory scope is "dm".
-Steps show live as they happen (thought, tool, input, observation, time), then the answer.
+Steps show live as they happen (thought, tool, input, observation, time); the answer streams on
+an "answer:" line as the model writes it, and is printed whole (as Markdown) only when what
+streamed differs from it (a step limit, an answer parsed otherwise).
 Typed commands: /trace, /memory [export [file] | forget], /reset, /help, /quit. Ctrl-D or
 Ctrl-C leaves.
 
@@ -98,6 +100,8 @@ class ConsoleChat:
         self.channel_id = channel_id
         self.display_name = display_name
         self._reader: _LineReader | None = None
+        self._streamed: tuple[int, str] | None = None  # (step, text) of the answer streamed
+        self._line_open = False  # the streamed answer's line is not ended yet
 
     async def _input(self, prompt: str) -> str | None:
         assert self._reader is not None
@@ -133,7 +137,12 @@ class ConsoleChat:
     async def _ask(self, text: str) -> None:
         request = TurnRequest(user_id=self.user_id, display_name=self.display_name, guild_id=None,
                               channel_id=self.channel_id, text=text)
+        self._streamed = None
         result = await self.runtime.pipeline.handle(request, self._show_event)
+        self._end_line()
+        streamed, self._streamed = self._streamed, None
+        if result.ok and streamed is not None and streamed[1].strip() == result.text:
+            return  # shown as it streamed
         if result.ok:
             self.console.print(Panel(Markdown(result.text), title="answer", title_align="left",
                                      border_style="green"))
@@ -144,9 +153,24 @@ class ConsoleChat:
             self.console.print(Text(result.text, style="bold red"))
 
     async def _show_event(self, event: AgentEvent) -> None:
-        if isinstance(event, AnswerDelta):  # the answer is printed whole once the turn ends
-            return
-        self.console.print(self.render_event(event.to_dict()))
+        if isinstance(event, AnswerDelta):
+            if not self._line_open or self._streamed is None or self._streamed[0] != event.step:
+                self._end_line()
+                self.console.print(Text("  answer: ", style="bold green"), end="")
+                self._streamed, self._line_open = (event.step, ""), True
+            self.console.print(Text(event.text), end="")
+            self._streamed = (event.step, self._streamed[1] + event.text)
+        else:
+            self._end_line()
+            if isinstance(event, (ToolStarted, Nudge)):
+                self._streamed = None  # that step's text was not the answer
+            self.console.print(self.render_event(event.to_dict()))
+        self.console.file.flush()
+
+    def _end_line(self) -> None:
+        if self._line_open:
+            self.console.print()
+            self._line_open = False
 
     @staticmethod
     def render_event(e: dict[str, Any]) -> Text:

@@ -18,7 +18,7 @@ __all__ = ["HEALTH_INTERVAL_S", "HealthLog"]
 log = logging.getLogger(__name__)
 
 HEALTH_INTERVAL_S = 60.0
-REFUSALS = frozenset({"empty", "cooldown"})  # the person's doing, not the bot's trouble
+REFUSALS = frozenset({"empty", "cooldown", "over_budget"})  # the person's doing, not the bot's trouble
 
 
 class HealthLog:

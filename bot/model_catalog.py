@@ -10,7 +10,7 @@ with ``name`` required, ``base_url`` (default OPENAI_BASE_URL), ``api_key_env`` 
 an environment variable holding the key; default OPENAI_API_KEY's value) and ``vision`` (the
 model reads images; default false) optional. The default model (LLM_MODEL) is always allowed
 and served at OPENAI_BASE_URL with OPENAI_API_KEY; an entry of the same name gives only its
-vision flag. A bad entry stops
+vision flag (LLM_VISION=true says the same without an entry). A bad entry stops
 start-up with one line naming the entry; a key's value is read once here and never shown.
 
 Part of bot/: plain data; imports only the shared envsettings readers.
@@ -104,10 +104,11 @@ def _entry(raw: object, index: int, env: Mapping[str, str]) -> tuple[ModelEntry,
     return ModelEntry(name, base_url, key_env, vision), key
 
 
-def parse_models(raw: str | None, env: Mapping[str, str], default_model: str) -> ModelCatalog:
+def parse_models(raw: str | None, env: Mapping[str, str], default_model: str,
+                 default_vision: bool = False) -> ModelCatalog:
     """The catalogue of LLM_MODELS (None or blank: the default model alone); SettingError
-    naming the bad entry."""
-    fallback = ModelEntry(default_model, None, None, False)
+    naming the bad entry. ``default_vision`` (LLM_VISION) marks the default model as seeing."""
+    fallback = ModelEntry(default_model, None, None, default_vision)
     if raw is None or not raw.strip():
         return ModelCatalog(default=fallback)
     try:
@@ -126,6 +127,8 @@ def parse_models(raw: str | None, env: Mapping[str, str], default_model: str) ->
         if key is not None and entry.api_key_env is not None:
             keys[entry.api_key_env] = key
     default = entries.get(default_model, fallback)
+    if default_vision and not default.vision:
+        default = entries[default_model] = ModelEntry(default.name, None, None, True)
     if default.base_url is not None or default.api_key_env is not None:
         raise SettingError("LLM_MODELS", f"entry {list(entries).index(default.name) + 1} "
                                          f"({default.name!r}) is LLM_MODEL, served at OPENAI_BASE_URL "

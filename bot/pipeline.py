@@ -42,6 +42,7 @@ from agent.events import AgentEvent, AnswerDelta, RunEnded
 from agent.loop import Agent
 from agent.prompt import build_system_prompt
 from agent.tools.registry import ToolContext
+from bot.budgets import TokenBudget
 from bot.config import Settings
 from bot.context_budget import fit_context
 from bot.errors import sentence_for
@@ -104,9 +105,11 @@ class TurnPipeline:
                  user_memory: UserMemoryStore, settings: Settings, *,
                  places: PlaceLookup | None = None, agents: TurnAgents | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 budget: TokenBudget | None = None) -> None:
         self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
         self._places = places or _OperatorDefaults()
+        self._budget = budget  # daily token budgets (bot.budgets); None: no limits
         self._buffer = buffer
         self._memory = user_memory
         self._settings = settings
@@ -149,8 +152,18 @@ class TurnPipeline:
         try:
             async with self.scheduler.turn(req.channel_id):
                 queued_ms = (self._clock() - started) * 1000.0
-                result = await self._turn(req, question, place, on_event, started)
+                # The daily budget is read in the channel's turn, not before it is queued: an
+                # await there would let a later message of the channel overtake this one, and
+                # the channel's earlier turns are charged by now.
+                over = None if self._budget is None else await self._budget.refusal(req.user_id, req.guild_id)
+                if over is not None:
+                    result = TurnResult(ok=False, text=over, outcome="over_budget", error_kind="over_budget",
+                                        elapsed_ms=(self._clock() - started) * 1000.0)
+                else:
+                    result = await self._turn(req, question, place, on_event, started)
             result = dataclasses.replace(result, queued_ms=queued_ms)
+            if self._budget is not None:  # charged before the turn counts as finished
+                await self._budget.charge(req.user_id, req.guild_id, result.total_tokens)
         except asyncio.CancelledError:
             if not self.tracker.abandoned(task):
                 raise
@@ -190,6 +203,7 @@ class TurnPipeline:
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
                         memories=budget.memories, tools=tools,
+                        images=req.images,  # sent as image parts (bot.images)
                     ):
                         if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
                             events.append(event)

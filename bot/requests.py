@@ -1,11 +1,13 @@
 """Platform-free request and result of one turn: what a front end hands the pipeline and gets back.
 
-Part of bot/: imports nothing from agent/ or memory/ (plain data only).
+Part of bot/: plain data; imports agent.images for the image type only, nothing from memory/.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from agent.images import ImageInput
 
 __all__ = ["TurnRequest", "TurnResult"]
 
@@ -15,7 +17,8 @@ class TurnRequest:
     """Who asks what, where. ``guild_id`` None means a DM. ``want_trace`` is carried for the
     front end (the pipeline always stores a trace of an answered turn). ``parent_channel_id``:
     the channel a thread belongs to, whose settings the thread inherits (bot.place_settings);
-    the thread keeps its own buffer under ``channel_id``."""
+    the thread keeps its own buffer under ``channel_id``. ``images`` go to the model with the
+    question (bot.images); ``text`` names them, and only the text is stored."""
 
     user_id: str
     display_name: str
@@ -26,6 +29,7 @@ class TurnRequest:
     interaction_id: str | None = None
     want_trace: bool = False
     parent_channel_id: str | None = None
+    images: tuple[ImageInput, ...] = ()
 
     @property
     def place_channels(self) -> tuple[str, ...]:
@@ -38,7 +42,7 @@ class TurnResult:
     """What the person should read, and what happened.
 
     ``outcome``: "answered", "step_limit", "no_answer" (the agent's own endings), or
-    "error", "empty", "cooldown" (the pipeline's). ``ok`` is True only for "answered".
+    "error", "empty", "cooldown", "over_budget" (the pipeline's). ``ok`` is True only for "answered".
     ``error_kind`` names the failure (see bot.errors.sentence_for) when ``ok`` is False.
     ``trace_id`` is set when a trace was stored (answered and step-limit turns).
     ``elapsed_ms`` is the whole turn; ``queued_ms`` the part spent waiting for the channel's

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -41,6 +42,7 @@ from agent.loop import Agent
 from agent.tools.builtin import register_builtin_tools
 from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
+from bot.budgets import TokenBudget
 from bot.config import Settings
 from bot.health import HEALTH_INTERVAL_S
 from bot.interfaces import FrontEndServices
@@ -55,6 +57,7 @@ from memory.errors import StoreUnavailable
 from memory.guild_settings import GuildSettingsStore
 from memory.semantic import UserMemory, open_user_memory
 from memory.traces import TraceStore
+from memory.usage import TokenUsageStore
 from memory.write_log import MemoryWriteLog
 
 __all__ = ["Runtime"]
@@ -71,13 +74,16 @@ class Runtime:
     """Owns the stores, clients and the pipeline for the life of a front end.
 
     ``embedder`` and ``llm`` may be given (tests, benches) instead of the ones the settings ask
-    for; a given embedder or LLM client is not closed by the runtime.
+    for; a given embedder or LLM client is not closed by the runtime. ``now`` is the clock of
+    the daily token budgets (bot.budgets).
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
                  prune_interval_s: float = PRUNE_INTERVAL_S,
-                 health_interval_s: float = HEALTH_INTERVAL_S) -> None:
+                 health_interval_s: float = HEALTH_INTERVAL_S,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.settings = settings
+        self._now = now  # the daily budgets' clock (tests move it to the next day)
         self._prune_interval_s = prune_interval_s
         self._health_interval_s = health_interval_s
         self._embedder = embedder
@@ -97,6 +103,7 @@ class Runtime:
         self.agents: TurnAgents
         self.places: PlaceSettingsService
         self.services: FrontEndServices
+        self.budget: TokenBudget
         self.writes: MemoryWriteLog
 
     async def __aenter__(self) -> Runtime:
@@ -140,8 +147,11 @@ class Runtime:
             self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
                                                now=lambda: datetime.now(UTC))
             await self.places.load()
+            self.budget = TokenBudget(TokenUsageStore(self.db), user_daily=s.features.user_daily_tokens,
+                                      guild_daily=s.features.guild_daily_tokens, now=self._now)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
-                                         self.user_memory, s, places=self.places, agents=self.agents)
+                                         self.user_memory, s, places=self.places, agents=self.agents,
+                                         budget=self.budget)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
                 memory=PersonMemoryService(self.user_memory,

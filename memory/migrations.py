@@ -129,8 +129,27 @@ m004_guild_settings = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes,
-                                     m004_guild_settings)
+# Tokens the model reported, summed per UTC day, person and place ('' = DMs): daily budgets
+# (memory.usage).
+m005_token_usage = Migration(
+    5,
+    "m005_token_usage",
+    (
+        """
+        CREATE TABLE token_usage (
+            day      TEXT NOT NULL,
+            user_id  TEXT NOT NULL,
+            guild_id TEXT NOT NULL,
+            tokens   INTEGER NOT NULL CHECK (tokens >= 0),
+            PRIMARY KEY (day, user_id, guild_id)
+        )
+        """,
+        "CREATE INDEX token_usage_guild ON token_usage (day, guild_id)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
+                                     m005_token_usage)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

@@ -25,8 +25,10 @@ from discord.ext import commands
 
 from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog
+from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
+from bot.discord_app.cogs.usage import UsageReader
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
+from bot.discord_app.live_reply import LiveOptions
 from bot.discord_app.parse_guard import guard_parsers
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
@@ -92,8 +94,11 @@ class _BotCore:
     services: FrontEndServices
     settings: Settings
     policy: AccessPolicy
+    budget: UsageReader | None
+    live: LiveOptions
 
-    def __init__(self, services: FrontEndServices, settings: Settings, **kwargs: Any) -> None:
+    def __init__(self, services: FrontEndServices, settings: Settings, *, budget: UsageReader | None = None,
+                 live: LiveOptions | None = None, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
             command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
             help_command=None,
@@ -105,6 +110,8 @@ class _BotCore:
         self.services = services
         self.settings = settings
         self.policy = policy_for(settings)
+        self.budget = budget
+        self.live = live or LiveOptions()
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
 
     async def setup_hook(self) -> None:
@@ -112,14 +119,17 @@ class _BotCore:
         if self.settings.discord_api != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
         s = self.services
-        await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, s.places, self.settings, self.policy))
-        await bot.add_cog(AskCog(s.turns, s.traces, s.places))
+        await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, s.places, self.settings, self.policy,
+                                      self.live))
+        await bot.add_cog(AskCog(s.turns, s.traces, s.places, self.settings, self.live))
         await bot.add_cog(TraceCog(bot, s.traces))
         await bot.add_cog(MemoryCog(s.memory))
         await bot.add_cog(AdminCog(s.channels))
         await bot.add_cog(SettingsCog(s.places, self.settings.models, admin_user_ids=self.settings.admin_user_ids,
                                       default_cooldown_s=self.settings.user_cooldown_s,
                                       content_intent=self.settings.message_content_intent))
+        if self.budget is not None:
+            await bot.add_cog(UsageCog(self.budget, admin_user_ids=self.settings.admin_user_ids))
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)
@@ -153,10 +163,12 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
     """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
 
 
-def create_bot(services: FrontEndServices, settings: Settings, **client_options: Any) -> commands.Bot:
+def create_bot(services: FrontEndServices, settings: Settings, *, budget: UsageReader | None = None,
+               live: LiveOptions | None = None, **client_options: Any) -> commands.Bot:
     """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
 
-    ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
+    ``budget`` serves /usage (left out without it); ``live`` times live replies (tests shorten
+    it). ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
     """
     if settings.discord_api_base_url is not None:
         # discord.py has no per-client option for its REST base: a relay means its class
@@ -164,6 +176,6 @@ def create_bot(services: FrontEndServices, settings: Settings, **client_options:
         discord.http.Route.BASE = settings.discord_api_base_url
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
-        return ShardedReactBot(services, settings, shard_count=settings.shard_count, shard_ids=shard_ids,
-                               **client_options)
-    return ReactBot(services, settings, **client_options)
+        return ShardedReactBot(services, settings, budget=budget, live=live, shard_count=settings.shard_count,
+                               shard_ids=shard_ids, **client_options)
+    return ReactBot(services, settings, budget=budget, live=live, **client_options)

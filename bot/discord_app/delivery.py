@@ -1,4 +1,5 @@
-"""Sending an answer to Discord: parts in order, and a trace posted in a thread.
+"""Sending to Discord: a reply to a message, and a trace posted in a thread (a live answer's
+parts: bot.discord_app.live_reply).
 
 The client's allowed-mentions (set once on the client, see client.py) apply to every send here,
 so nothing the model writes can ping @everyone, @here, a role or another user.
@@ -13,11 +14,9 @@ from typing import Any, Protocol
 
 import discord
 
-from bot.discord_app.replies import split_message
 from bot.discord_app.trace_render import render_steps, render_summary
 
-__all__ = ["EMPTY_ANSWER", "TraceLike", "answer_parts", "post_trace", "reply_in_parts", "reply_to", "send_in_parts",
-           "thread_name", "trace_messages"]
+__all__ = ["EMPTY_ANSWER", "TraceLike", "post_trace", "reply_to", "thread_name", "trace_messages"]
 
 log = logging.getLogger(__name__)
 
@@ -37,34 +36,11 @@ class TraceLike(Protocol):
     outcome: str
 
 
-def answer_parts(text: str) -> list[str]:
-    """The answer split for Discord; never empty."""
-    return split_message(text) or [EMPTY_ANSWER]
-
-
 async def reply_to(message: discord.Message, text: str) -> discord.Message:
     """Reply to `message` (pinging its author only: the client's allowed mentions keep
     `replied_user`); a deleted original gives a plain message."""
     reference = message.to_reference(fail_if_not_exists=False)
     return await message.channel.send(text, reference=reference)
-
-
-async def reply_in_parts(message: discord.Message, text: str) -> discord.Message:
-    """Reply to `message` with the answer's parts in order; returns the first part sent."""
-    parts = answer_parts(text)
-    first = await reply_to(message, parts[0])
-    for part in parts[1:]:
-        await message.channel.send(part)
-    return first
-
-
-async def send_in_parts(target: discord.abc.Messageable, text: str) -> discord.Message:
-    """Send the answer's parts in order to `target` (a thread); returns the first part sent."""
-    parts = answer_parts(text)
-    first = await target.send(parts[0])
-    for part in parts[1:]:
-        await target.send(part)
-    return first
 
 
 def trace_messages(trace: TraceLike) -> list[str]:

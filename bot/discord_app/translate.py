@@ -1,8 +1,9 @@
 """Turning Discord objects into the pipeline's platform-free request, and back to access facts.
 
 Mentions of the bot are stripped from the text; a text attachment (by file extension, up to a
-size limit) is read into the question, any other attachment is only named. Nothing here sends
-anything to Discord; imports discord.py and bot.requests, never the pipeline.
+size limit) is read into the question, an image goes its own way (bot.discord_app.images), any
+other attachment is only named. Nothing here sends anything to Discord; imports discord.py and
+bot.requests, never the pipeline.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import PurePath
 import aiohttp
 import discord
 
+from agent.images import ImageInput
 from bot.discord_app.access import Where
 from bot.requests import TurnRequest
 
@@ -102,8 +104,8 @@ def place_of(channel: object) -> tuple[str, str | None]:
     return str(getattr(channel, "id", "")), str(parent_id) if parent_id is not None else None
 
 
-def request_from_message(message: discord.Message, text: str,
-                         thread: discord.Thread | None = None) -> TurnRequest:
+def request_from_message(message: discord.Message, text: str, thread: discord.Thread | None = None, *,
+                         images: tuple[ImageInput, ...] = ()) -> TurnRequest:
     """A mention (or DM, or reply to the bot, or a free-response message) as a turn request;
     in ``thread`` when the bot opened one for the answer (its buffer is the thread's own)."""
     channel_id, parent_id = place_of(thread if thread is not None else message.channel)
@@ -115,11 +117,13 @@ def request_from_message(message: discord.Message, text: str,
         text=text,
         message_id=str(message.id),
         parent_channel_id=parent_id,
+        images=images,
     )
 
 
 def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool,
-                             thread: discord.Thread | None = None) -> TurnRequest:
+                             thread: discord.Thread | None = None,
+                             images: tuple[ImageInput, ...] = ()) -> TurnRequest:
     """A slash command as a turn request (answered in ``thread`` when the bot opened one)."""
     channel_id, parent_id = place_of(thread if thread is not None else interaction.channel)
     return TurnRequest(
@@ -131,4 +135,5 @@ def request_from_interaction(interaction: discord.Interaction, text: str, *, wan
         text=text,
         interaction_id=str(interaction.id),
         want_trace=want_trace,
+        images=images,
     )

@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import pytest
 from discord.ext import commands
 
 from bot.config import load_settings
 from bot.discord_app import create_bot
+from bot.discord_app.live_reply import LiveOptions
 from bot.interfaces import FrontEndServices
 from bot.pipeline import TurnPipeline
 from bot.runtime import Runtime
@@ -31,12 +33,17 @@ __all__ = [
     "final_answers",
     "run_bot",
     "sent_by_bot",
+    "shown_for",
     "world",
 ]
 
 # discord.py waits this long after the last GUILD_CREATE before it calls itself ready (2 s by
 # default); the fake sends every guild at once.
 GUILD_READY_TIMEOUT_S = 0.05
+# Live replies edit once per 1.5 s in production; tests that do not time them need not wait so
+# long. A short answer of the fake model streams whole well within this interval, so it is shown
+# once, as the final text (tests/bot/test_live_replies.py times the edits themselves).
+FAST_LIVE = LiveOptions(edit_interval_s=0.25)
 
 
 @dataclass
@@ -111,20 +118,23 @@ class BotUnderTest:
 
 @pytest.fixture
 async def run_bot(world: World, env: dict[str, str]) -> AsyncIterator[Callable[..., Awaitable[BotUnderTest]]]:
-    """Start the bot with extra env settings; every bot started is stopped at teardown."""
+    """Start the bot with extra env settings (``live``: timing of live replies; ``now``: the
+    budgets' clock); every bot started is stopped at teardown."""
     started: list[BotUnderTest] = []
 
-    async def start(**overrides: str) -> BotUnderTest:
+    async def start(*, live: LiveOptions | None = None, now: Callable[[], datetime] | None = None,
+                    **overrides: str) -> BotUnderTest:
         settings = load_settings({
             **env,
             "DISCORD_TOKEN": world.dc.token,
             "DISCORD_API_BASE_URL": world.dc.api_base,
             **overrides,
         })
-        runtime = Runtime(settings)
+        runtime = Runtime(settings) if now is None else Runtime(settings, now=now)
         await runtime.__aenter__()
         try:
-            bot = create_bot(runtime.services, settings, guild_ready_timeout=GUILD_READY_TIMEOUT_S)
+            bot = create_bot(runtime.services, settings, budget=runtime.budget, live=live or FAST_LIVE,
+                             guild_ready_timeout=GUILD_READY_TIMEOUT_S)
         except BaseException:
             await runtime.__aexit__(None, None, None)
             raise
@@ -155,6 +165,12 @@ async def answer(world: World, asked: FakeMessage, *, timeout: float = 15.0) -> 
 def sent_by_bot(world: World, channel: str) -> list[FakeMessage]:
     """What our bot (not any other bot account) posted in ``channel``, oldest first."""
     return [m for m in world.dc.bot_messages(channel) if m.author_id == world.dc.bot_id]
+
+
+def shown_for(world: World, inter: FakeInteraction) -> list[str]:
+    """What the messages of an interaction show now: its response, then its followups."""
+    messages = [m for m in world.dc.messages.values() if m.interaction_id == inter.id and not m.deleted]
+    return [m.content for m in sorted(messages, key=lambda m: int(m.id))]
 
 
 def final_answers(inter: FakeInteraction) -> list[str]:

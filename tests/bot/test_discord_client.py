@@ -9,7 +9,7 @@ from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 
-COMMANDS = ["ask", "memory", "reset", "settings", "trace"]
+COMMANDS = ["ask", "memory", "reset", "settings", "trace", "usage"]
 
 
 # ------------------------------------------------------------------ command sync

@@ -129,14 +129,15 @@ async def test_a_text_attachment_is_read_into_the_question(world: World, run_bot
     assert "notes.txt" in question and "the secret word is pineapple" in question
 
 
-async def test_an_image_attachment_is_only_named(world: World, run_bot, fake: FakeOpenAI) -> None:
+async def test_an_image_attachment_is_only_named_for_a_model_without_vision(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
     fake.reply("Final Answer: a cat, I suppose")
     await run_bot()
     image = b"\x89PNG\r\n\x1a\n" + b"IMAGEDATA" * 50
     await answer(world, await world.dc.user_says(world.general, world.alice, "what is in this picture?",
                                                  mention_bot=True, attachments=[("cat.png", image)]))
     question = last_user_text(fake.requests[-1])
-    assert "cat.png" in question and "not read" in question
+    assert "[image: cat.png, 458 bytes; not shown: this model cannot see images]" in question
     assert "IMAGEDATA" not in question
 
 

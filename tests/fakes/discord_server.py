@@ -131,7 +131,8 @@ class FakeMessage:
     mentions: list[str] = field(default_factory=list)
     webhook_id: str | None = None
     interaction_id: str | None = None
-    edits: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[dict[str, Any]] = field(default_factory=list)  # {"content", "at"} of each edit
+    first_content: str = ""  # what a bot message said when it was sent, before any edit
     edited_timestamp: str | None = None
     deleted: bool = False
 
@@ -324,13 +325,16 @@ class FakeDiscord(LoopbackServer):
     """
 
     def __init__(self, *, token: str = "fake-bot-token", bot_name: str = "ReActBot",
-                 interaction_deadline_s: float = 3.0, heartbeat_interval_ms: int = 41250,
+                 interaction_deadline_s: float = 3.0, interaction_token_lifetime_s: float = 15 * 60.0,
+                 heartbeat_interval_ms: int = 41250,
                  compression: str = "auto", privileged_intents: int = PRIVILEGED_INTENTS,
                  echo_bot_messages: bool = True, max_content_length: int = 2000) -> None:
         self.token = token
         self.bot_user = p.user_payload(p.snowflake(), bot_name, bot=True)
         self.application_id = p.snowflake()
         self.interaction_deadline_s = interaction_deadline_s
+        # After this, the interaction's token is refused (401, code 50027) by every webhook route.
+        self.interaction_token_lifetime_s = interaction_token_lifetime_s
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.compression = compression  # "auto" honours ?compress=, "none" sends text frames
         self.privileged_intents = privileged_intents
@@ -1264,6 +1268,7 @@ class FakeDiscord(LoopbackServer):
                           webhook_id=self.application_id if interaction is not None else None,
                           interaction_id=interaction.id if interaction is not None else None)
         self._apply_body(msg, body, files, initial=True)
+        msg.first_content = msg.content
         self._store_message(msg)
         return msg
 
@@ -1473,6 +1478,9 @@ class FakeDiscord(LoopbackServer):
                      ephemeral=bool(msg is not None and msg.ephemeral) or bool(flags & p.EPHEMERAL))
         return self._callback_reply(req, inter, ctype, msg)
 
+    def _token_expired(self, inter: FakeInteraction) -> bool:
+        return time.monotonic() - inter.dispatched_at > self.interaction_token_lifetime_s
+
     def _webhook_message(self, app_id: str, token: str, mid: str, action: str,
                          body: Any) -> tuple[FakeInteraction, FakeMessage, str] | web.Response:
         """The interaction and message a webhook message route names, with the kind to record
@@ -1482,6 +1490,9 @@ class FakeDiscord(LoopbackServer):
         if inter is None or app_id != self.application_id:
             return _error(404, 10015, "Unknown Webhook")
         kind = f"{'original' if mid == '@original' else 'followup'}_{action}"
+        if self._token_expired(inter):
+            self._record(inter, kind, body, 401)
+            return _error(401, 50027, "Invalid Webhook Token")
         msg = self._original(inter) if mid == "@original" else self.messages.get(mid)
         if msg is None or (mid != "@original" and (msg.deleted or msg.interaction_id != inter.id)):
             self._record(inter, kind, body, 404)
@@ -1528,6 +1539,9 @@ class FakeDiscord(LoopbackServer):
         if inter is None or app_id != self.application_id:
             return _error(404, 10015, "Unknown Webhook")
         body = req.json or {}
+        if self._token_expired(inter):
+            self._record(inter, "followup", body, 401)
+            return _error(401, 50027, "Invalid Webhook Token")
         if not inter.acknowledged:
             self._record(inter, "followup", body, 404)
             return _error(404, 10015, "Unknown Webhook")

@@ -26,6 +26,7 @@ Use
         fake.reply("Final Answer: 4", chunks=["Fin", "al Answer: ", "4"])  # exact stream pieces
         fake.reply("Final Answer: long", cut_after=3)   # stream: connection dropped after 3 chunks
         fake.reply("Final Answer: slow", pause_after=2)  # stream: waits for fake.resume()
+        fake.reply("Final Answer: typed", chunk_delay_s=0.01)  # stream: a pause before each chunk
         client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test")
 
     Every scripting method returns the fake, so calls chain. Each chat request consumes one
@@ -102,6 +103,7 @@ class Reply:
     chunks: list[str] | None = None  # streamed content pieces (joined, they are the content)
     cut_after: int | None = None  # streamed: drop the connection after this many chunks
     pause_after: int | None = None  # streamed: wait for FakeOpenAI.resume() after this many
+    chunk_delay_s: float = 0.0  # streamed: wait this long before each chunk (a model writing)
 
 
 @dataclass
@@ -179,6 +181,7 @@ class FakeOpenAI(LoopbackServer):
         chunks: Sequence[str] | None = None,
         cut_after: int | None = None,
         pause_after: int | None = None,
+        chunk_delay_s: float = 0.0,
     ) -> Reply:
         if chunks is not None:
             content = "".join(chunks)
@@ -191,6 +194,7 @@ class FakeOpenAI(LoopbackServer):
             chunks=list(chunks) if chunks is not None else None,
             cut_after=cut_after,
             pause_after=pause_after,
+            chunk_delay_s=chunk_delay_s,
         )
 
     @staticmethod
@@ -222,6 +226,7 @@ class FakeOpenAI(LoopbackServer):
         chunks: Sequence[str] | None = None,
         cut_after: int | None = None,
         pause_after: int | None = None,
+        chunk_delay_s: float = 0.0,
     ) -> FakeOpenAI:
         """Queue a completion. tool_calls: [{"name", "arguments": dict | str, "id"?}]; the
         stream-only options are described in the module docstring."""
@@ -229,7 +234,7 @@ class FakeOpenAI(LoopbackServer):
             self.make_reply(
                 content, reasoning=reasoning, tool_calls=tool_calls, usage=usage,
                 finish_reason=finish_reason, chunks=chunks, cut_after=cut_after,
-                pause_after=pause_after,
+                pause_after=pause_after, chunk_delay_s=chunk_delay_s,
             )
         )
 
@@ -332,6 +337,8 @@ class FakeOpenAI(LoopbackServer):
                 await self._resumed.wait()
                 self._resumed.clear()
                 self.paused.clear()
+            if entry.chunk_delay_s:
+                await asyncio.sleep(entry.chunk_delay_s)
             await response.write(f"data: {event}\n\n".encode())
             sent += 1
         await response.write(b"data: [DONE]\n\n")

@@ -484,6 +484,37 @@ async def test_followup_before_acknowledging_is_refused(world: World) -> None:
     assert [(e.kind, e.status) for e in inter.events] == [("followup", 404)]
 
 
+async def error_codes(*calls: Callable[[], Awaitable[object]],
+                      error: type[discord.HTTPException] = discord.HTTPException) -> list[int]:
+    """Make each call; the Discord error code of each that fails with ``error``."""
+    codes: list[int] = []
+    for call in calls:
+        try:
+            await call()
+        except error as exc:
+            codes.append(exc.code)
+    return codes
+
+
+async def test_an_expired_interaction_token_is_refused_by_every_webhook_route(world: World) -> None:
+    world.fake.interaction_token_lifetime_s = 0.2
+    bot = MiniBot()
+    codes: list[int] = []
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.defer(thinking=True)
+        await asyncio.sleep(0.3)
+        codes.extend(await error_codes(lambda: interaction.edit_original_response(content="late"),
+                                       lambda: interaction.followup.send("late too")))
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for(lambda: len(codes) == 2)
+    assert codes == [50027, 50027]  # Invalid Webhook Token, as Discord answers after 15 minutes
+    assert [(e.kind, e.status) for e in inter.events] == [("callback", 200), ("original_edit", 401), ("followup", 401)]
+
+
 async def test_a_deleted_original_is_an_unknown_message_to_read_edit_or_delete(world: World) -> None:
     bot = MiniBot()
     codes: list[int] = []
@@ -491,12 +522,9 @@ async def test_a_deleted_original_is_an_unknown_message_to_read_edit_or_delete(w
     async def ask(interaction: discord.Interaction, question: str) -> None:
         await interaction.response.send_message("first")
         await interaction.delete_original_response()
-        for again in (interaction.original_response, lambda: interaction.edit_original_response(content="x"),
-                      interaction.delete_original_response):
-            try:
-                await again()
-            except discord.NotFound as exc:
-                codes.append(exc.code)
+        codes.extend(await error_codes(interaction.original_response,
+                                       lambda: interaction.edit_original_response(content="x"),
+                                       interaction.delete_original_response, error=discord.NotFound))
 
     bot.on_ask = ask
     async with running(bot, world.fake.token):

@@ -1,4 +1,4 @@
-"""The bot's cogs: mentions, /ask, /trace, /memory, /reset and /settings, each owning its errors.
+"""The bot's cogs: mentions, /ask, /trace, /memory, /reset, /settings and /usage, each owning its errors.
 
 Handlers translate, the pipeline decides: cogs depend on the small interfaces of bot.interfaces
 and the discord_app helpers, never on the pipeline, the agent or the stores themselves."""
@@ -11,5 +11,6 @@ from bot.discord_app.cogs.memory import MemoryCog
 from bot.discord_app.cogs.mentions import MentionsCog
 from bot.discord_app.cogs.settings import SettingsCog
 from bot.discord_app.cogs.trace import TraceCog
+from bot.discord_app.cogs.usage import UsageCog
 
-__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "SettingsCog", "TraceCog"]
+__all__ = ["AdminCog", "AskCog", "MemoryCog", "MentionsCog", "SettingsCog", "TraceCog", "UsageCog"]

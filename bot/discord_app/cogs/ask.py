@@ -1,11 +1,14 @@
-"""`/ask question [trace] [private]`: defer at once, show live status, then the answer.
+"""`/ask question [trace] [private] [image]`: defer at once, show live status and the growing answer.
 
 Discord allows 3 seconds before an interaction must be acknowledged, so the command defers
-first and does everything else after. The status line is edited at most about once a second.
-`private` answers ephemerally; `trace` posts the steps in a thread under the answer (for a
-private answer, as private followups instead: a public thread would leak it). With auto-thread
-on (bot.place_settings), a public /ask in a text channel opens a public thread named from the
-question and answers there (the status line stays in the channel, then points to the thread).
+first and does everything else after. The deferred response then shows the status line
+("calling calculator…") and the answer as it streams (bot.discord_app.live_reply: throttled
+edits, followups past 2,000 characters); a turn that outlives the interaction's token goes on
+in channel messages (a DM when private). `private` answers ephemerally; `trace` posts the steps
+in a thread under the answer (for a private answer, as private followups instead: a public
+thread would leak it). `image` goes to the model when it can see images (bot.discord_app.images).
+With auto-thread on (bot.place_settings), a public /ask in a text channel opens a public thread
+named from the question and the answer grows there (the response in the channel points to it).
 """
 
 from __future__ import annotations
@@ -15,10 +18,14 @@ from discord import app_commands
 from discord.ext import commands
 
 from agent.events import AgentEvent
-from bot.discord_app.delivery import answer_parts, post_trace, send_in_parts, thread_name, trace_messages
-from bot.discord_app.status import ThrottledStatus, status_line
-from bot.discord_app.translate import request_from_interaction
+from bot.config import Settings
+from bot.discord_app.delivery import post_trace, thread_name, trace_messages
+from bot.discord_app.images import take_images
+from bot.discord_app.live_reply import LiveOptions, LiveReply
+from bot.discord_app.live_targets import ChannelTarget, InteractionTarget
+from bot.discord_app.translate import place_of, request_from_interaction
 from bot.interfaces import PlaceSettingsAccess, TraceAccess, TurnRunner
+from bot.place_settings import PlaceSettings
 
 __all__ = ["AskCog"]
 
@@ -29,17 +36,19 @@ class AskCog(commands.Cog):
     """The /ask command."""
 
     def __init__(self, pipeline: TurnRunner, traces: TraceAccess, places: PlaceSettingsAccess,
-                 status_interval_s: float = 1.0) -> None:
+                 settings: Settings, live: LiveOptions | None = None) -> None:
         self.pipeline = pipeline
         self.traces = traces
         self.places = places
-        self.status_interval_s = status_interval_s
+        self.settings = settings
+        self.live = live or LiveOptions()
 
     @app_commands.command(name="ask", description="Ask the agent a question")
     @app_commands.describe(
         question="What you want to know",
         trace="Also show the steps in a thread",
         private="Only you see the answer",
+        image="An image to ask about (PNG, JPEG, WebP or GIF)",
     )
     async def ask(
         self,
@@ -47,34 +56,38 @@ class AskCog(commands.Cog):
         question: app_commands.Range[str, 1, QUESTION_MAX],
         trace: bool = False,
         private: bool = False,
+        image: discord.Attachment | None = None,
     ) -> None:
         """Ask the agent."""
+        target = InteractionTarget(interaction, ephemeral=private, options=self.live)
         await interaction.response.defer(thinking=True, ephemeral=private)
-
-        async def edit_status(text: str) -> None:
-            await interaction.edit_original_response(content=text)
-
-        status = ThrottledStatus(edit_status, self.status_interval_s)
-        thread = None if private else await self._auto_thread(interaction, question)
+        place = self._place(interaction)
+        seen = await take_images([image] if image is not None else [], self.settings, place)
+        if seen.problems:  # a bad image: say so, rather than answer without it
+            await LiveReply(target, interval_s=self.live.edit_interval_s).finish(" ".join(seen.problems))
+            return
+        thread = None if private else await self._auto_thread(interaction, place, question)
+        if thread is not None:
+            await interaction.edit_original_response(content=f"Answering in {thread.mention}.")
+            reply = LiveReply(ChannelTarget(thread), interval_s=self.live.edit_interval_s,
+                              preface=seen.preface)
+        else:
+            reply = LiveReply(target, interval_s=self.live.edit_interval_s, preface=seen.preface)
 
         async def on_event(event: AgentEvent) -> None:
-            if (line := status_line(event)) is not None:
-                status.update(line)
+            reply.feed(event)
 
         try:
             result = await self.pipeline.handle(
-                request_from_interaction(interaction, question, want_trace=trace, thread=thread), on_event
+                request_from_interaction(interaction, seen.question(question), want_trace=trace,
+                                         thread=thread, images=seen.images), on_event
             )
-        finally:
-            await status.close(flush=False)  # the answer replaces the status line
+        except BaseException:
+            await reply.abandon()
+            raise
+        answer = (await reply.finish(result.text))[0]
         if thread is not None:
-            answer = await send_in_parts(thread, result.text)
             await interaction.edit_original_response(content=f"Answered in {thread.mention}.")
-        else:
-            parts = answer_parts(result.text)
-            answer = await interaction.edit_original_response(content=parts[0])
-            for part in parts[1:]:
-                await interaction.followup.send(part, ephemeral=private)
         if result.trace_id is None:
             return
         if not private:
@@ -89,12 +102,18 @@ class AskCog(commands.Cog):
             else:
                 await post_trace(answer, record)
 
-    async def _auto_thread(self, interaction: discord.Interaction, question: str) -> discord.Thread | None:
+    def _place(self, interaction: discord.Interaction) -> PlaceSettings:
+        channel_id, parent_id = place_of(interaction.channel)
+        channels = (channel_id or str(interaction.channel_id),) if parent_id is None else (parent_id, channel_id)
+        guild_id = str(interaction.guild_id) if interaction.guild_id is not None else None
+        return self.places.for_place(guild_id, channels)
+
+    async def _auto_thread(self, interaction: discord.Interaction, place: PlaceSettings,
+                           question: str) -> discord.Thread | None:
         """A public thread for the answer when auto-thread is on in this text channel."""
         channel = interaction.channel
         if interaction.guild_id is None or not isinstance(channel, discord.TextChannel):
             return None
-        place = self.places.for_place(str(interaction.guild_id), (str(channel.id),))
         if not place.auto_thread:
             return None
         thread = await channel.create_thread(name=thread_name(question), type=discord.ChannelType.public_thread)

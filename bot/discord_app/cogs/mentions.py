@@ -3,7 +3,9 @@ reply to the bot, any DM, every message in a free-response channel, and follow-u
 the bot opened for an answer.
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
-typing indicator shows while the pipeline works; the answer is a reply, split into parts. With
+typing indicator shows while the pipeline works; the answer is a reply that grows as the model
+writes it (bot.discord_app.live_reply), split into parts. Attached images go to the model when it
+can see them (bot.discord_app.images); a bad one gets a sentence instead of an answer. With
 auto-thread on (bot.place_settings), a turn started in a text channel opens a public thread
 named from the question and is answered there; the thread keeps its own buffer. Without the
 Message Content intent a free-response channel receives blank messages: the bot says so once
@@ -21,9 +23,13 @@ import time
 import discord
 from discord.ext import commands
 
+from agent.events import AgentEvent
 from bot.config import Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.delivery import reply_in_parts, reply_to, send_in_parts, thread_name
+from bot.discord_app.delivery import reply_to, thread_name
+from bot.discord_app.images import is_image, take_images
+from bot.discord_app.live_reply import LiveOptions, LiveReply
+from bot.discord_app.live_targets import ChannelTarget, MessageReplyTarget
 from bot.discord_app.translate import (
     attachments_text,
     place_of,
@@ -62,7 +68,8 @@ class MentionsCog(commands.Cog):
     """Listens to messages and answers the ones addressed to the bot."""
 
     def __init__(self, bot: commands.Bot, pipeline: TurnRunner, traces: TraceAccess, channels: ChannelAdmin,
-                 places: PlaceSettingsAccess, settings: Settings, policy: AccessPolicy) -> None:
+                 places: PlaceSettingsAccess, settings: Settings, policy: AccessPolicy,
+                 live: LiveOptions | None = None) -> None:
         self.bot = bot
         self.pipeline = pipeline
         self.traces = traces
@@ -70,6 +77,7 @@ class MentionsCog(commands.Cog):
         self.places = places
         self.settings = settings
         self.policy = policy
+        self.live = live or LiveOptions()
         self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
         self._intent_noticed: set[str] = set()  # channels told that the intent is missing
 
@@ -161,31 +169,45 @@ class MentionsCog(commands.Cog):
         me = self.bot.user
         role = message.guild.self_role if message.guild is not None else None
         text = strip_bot_mention(message.content, me.id, role.id if role else None)  # type: ignore[union-attr]
-        if message.attachments:
-            extra = await attachments_text(message.attachments, self.settings.attachment_max_bytes)
+        if others := [a for a in message.attachments if not is_image(a)]:
+            extra = await attachments_text(others, self.settings.attachment_max_bytes)
             text = f"{text}\n\n{extra}".strip()
+        seen = await take_images([a for a in message.attachments if is_image(a)], self.settings, place)
+        if seen.problems:  # a bad image: say so, rather than answer without it
+            await reply_to(message, " ".join(seen.problems))
+            return
         thread = None
         if place.auto_thread and isinstance(message.channel, discord.TextChannel) and text:
             thread = await self._open_thread(message, text)
         # The turn joins its channel's queue now, with no await between the message's arrival
         # and this point (except for an attachment's download or the thread's creation), so
         # that one channel's messages are answered in the order they arrived.
-        turn = asyncio.create_task(self.pipeline.handle(request_from_message(message, text, thread)),
-                                   name=f"turn-{message.id}")
+        target = ChannelTarget(thread) if thread is not None else MessageReplyTarget(message)
+        reply = LiveReply(target, interval_s=self.live.edit_interval_s,
+                          show_status=False, preface=seen.preface)  # the typing indicator is the status here
+
+        async def on_event(event: AgentEvent) -> None:
+            reply.feed(event)
+
+        turn = asyncio.create_task(self.pipeline.handle(
+            request_from_message(message, seen.question(text), thread, images=seen.images), on_event),
+            name=f"turn-{message.id}")
         where: discord.abc.Messageable = thread if thread is not None else message.channel
         try:
-            async with where.typing():
+            try:
+                async with where.typing():
+                    result = await turn
+            except discord.HTTPException:  # the typing indicator failed; the answer still goes out
+                log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
                 result = await turn
-        except discord.HTTPException:  # the typing indicator failed; the answer still goes out
-            log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
-            result = await turn
+        except BaseException:
+            await reply.abandon()
+            raise
         if result.outcome == "cooldown" and not self._first_cooldown_notice(
                 str(message.author.id),
                 self.settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s):
+            await reply.abandon()
             return
-        if thread is not None:
-            sent = await send_in_parts(thread, result.text)
-        else:
-            sent = await reply_in_parts(message, result.text)
+        sent = (await reply.finish(result.text))[0]
         if result.trace_id is not None:
             await self.traces.attach_message(result.trace_id, str(sent.id))
