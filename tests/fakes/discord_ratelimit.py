@@ -84,7 +84,7 @@ class RateLimiter:
     def _bucket_of(self, method: str, path: str) -> tuple[str, str] | None:
         for route_method, pattern, name, major in self.routes:
             if method == route_method and fnmatch.fnmatchcase(path, pattern):
-                return name, "/".join(path.split("/")[: major + 1])
+                return name, name + ":" + "/".join(path.split("/")[: major + 1])
         return None
 
     def check(self, method: str, path: str, body: Any) -> tuple[int, dict[str, Any] | None, dict[str, str]]:
