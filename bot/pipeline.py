@@ -12,12 +12,16 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    turns in flight).
 3. Read the channel's buffer window, recall the person's memories for this place, fit all of
    it to MAX_CONTEXT_TOKENS (bot.context_budget), run the agent with per-turn memory tools,
-   streaming every event to ``on_event`` (a failing callback is logged, never fatal).
+   streaming every event to ``on_event`` (a failing callback is logged, never fatal). A memory
+   store that cannot be reached does not stop the turn: it is answered without memories, and
+   the answer says so in one line (bot.errors.with_memory_notice).
 4. Persist, so that no half turn is kept: first the memory write is announced in SQLite
    (memory.write_log), then the exchange (and facts the person asked to keep) goes to
    semantic memory (writes of concurrent turns coalesced into one add_many), then the user
    message + answer (buffer), the trace and the settling of the announcement in ONE SQLite
-   transaction; if that transaction fails the memory items just added are deleted again. An
+   transaction; if that transaction fails the memory items just added are deleted again. A
+   memory store that cannot be reached at that point defers the write: the items go into the
+   announcement in that same transaction, and bot.reconcile writes them later. An
    announcement left unsettled (a crash between the stores, an add that timed out yet
    landed) is undone by bot.reconcile at start-up. Question and answer are
    stored together at the end of the turn (same time, in order), so the buffer holds whole
@@ -52,16 +56,16 @@ from agent.loop import Agent
 from agent.tools.registry import ToolContext
 from bot.config import Settings
 from bot.context_budget import fit_context
-from bot.errors import sentence_for
+from bot.errors import sentence_for, with_memory_notice
 from bot.health import HealthLog
-from bot.memory_tools import MemoryTools, memory_lines
+from bot.memory_tools import MemoryTools
 from bot.requests import TurnRequest, TurnResult
 from memory.buffer import BufferedMessage
-from memory.errors import MemoryStoreError
+from memory.errors import MemoryStoreError, StoreUnavailable
 from memory.semantic import MemoryHit, scope_for
 from memory.tokens import estimate_tokens
 from memory.traces import TraceRecord
-from memory.write_log import MemoryWriteLog
+from memory.write_log import DeferredItem, MemoryWriteLog
 
 __all__ = ["EventCallback", "TurnPipeline", "exchange_items"]
 
@@ -267,9 +271,9 @@ class TurnPipeline:
             try:
                 async with asyncio.timeout(self._settings.turn_timeout_s):
                     mark = self._clock()
-                    history, memories = await self._context(req, question)
+                    history, recalled = await self._context(req, question)
                     recall_ms = (self._clock() - mark) * 1000.0
-                    budget = fit_context(question, history, memories, budget=self._context_budget)
+                    budget = fit_context(question, history, recalled or [], budget=self._context_budget)
                     memories_used = len(budget.memories)
                     pending: list[str] = []
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
@@ -305,9 +309,10 @@ class TurnPipeline:
             return self._failure("internal", started, events, memories_used)
 
         answered = end.outcome == "answered"
+        text = end.answer.strip() or sentence_for(end.outcome)
         return TurnResult(
             ok=answered,
-            text=end.answer.strip() or sentence_for(end.outcome),
+            text=with_memory_notice(text) if answered and recalled is None else text,
             outcome=end.outcome,
             trace_id=trace_id,
             steps=end.steps,
@@ -320,14 +325,13 @@ class TurnPipeline:
             store_ms=store_ms,
         )
 
-    async def _context(self, req: TurnRequest, question: str) -> tuple[list[dict], list[str]]:
+    async def _context(self, req: TurnRequest, question: str) -> tuple[list[dict], list[str] | None]:
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
         history = [self._history_message(m, req.user_id) for m in recent]
-        hits: list[MemoryHit] = await self._memory.search(
-            req.user_id, question[:RECALL_QUERY_CHARS], k=RECALL_K,
-            scope=self._memory_tools.recall_scope(req.guild_id))
-        memories = memory_lines(hits, max_chars=MEMORY_LINE_CHARS)
+        memories = await self._memory_tools.recall_lines(
+            req.user_id, question[:RECALL_QUERY_CHARS], req.guild_id, k=RECALL_K,
+            max_chars=MEMORY_LINE_CHARS)  # None: the store is down, answer without memory
         return history, memories
 
     @staticmethod
@@ -367,6 +371,7 @@ class TurnPipeline:
         answer = end.answer.strip() or sentence_for(end.outcome)
         when = self._now()
         added: list[str] = []
+        deferred: list[DeferredItem] = []
         self._storing.add(trace_id)
         try:
             if answered:
@@ -379,15 +384,20 @@ class TurnPipeline:
                           for fact in facts if has_visible_text(fact)]  # an invisible one is refused
                 await self._writes.announce(trace_id, req.user_id, when)
                 # A failed add stays announced: one that timed out may still land (reconcile).
-                added = await self._adder.add_many(items)
-            await self._store_turn(req, question, answer, end, events, trace_id, when, added)
+                try:
+                    added = await self._adder.add_many(items)
+                except StoreUnavailable as exc:  # the turn is stored, its items kept for later
+                    log.warning("turn channel=%s: memory write deferred: %s", req.channel_id, exc)
+                    deferred = [DeferredItem(text, meta, place) for _, text, meta, place in items]
+            await self._store_turn(req, question, answer, end, events, trace_id, when, added, deferred)
         finally:
             self._storing.discard(trace_id)
 
     async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
                           events: Sequence[AgentEvent], trace_id: str, when: datetime,
-                          added: list[str]) -> None:
-        """Buffer rows, trace and the settling of the memory write: one SQLite transaction."""
+                          added: list[str], deferred: Sequence[DeferredItem] = ()) -> None:
+        """Buffer rows, trace and the settling of the memory write (or its deferred items,
+        written later by bot.reconcile): one SQLite transaction."""
         answered = end.outcome == "answered"
         record = TraceRecord(
             trace_id=trace_id, channel_id=req.channel_id, guild_id=req.guild_id,
@@ -409,7 +419,10 @@ class TurnPipeline:
                                         author_id="assistant", author_name="assistant",
                                         role="assistant", content=answer, created_at=when),
                     ])
-                    await self._writes.settle(trace_id)
+                    if deferred:
+                        await self._writes.defer(trace_id, deferred)
+                    else:
+                        await self._writes.settle(trace_id)
                 await self._traces.save(record)
         except BaseException:
             if answered and await self._undo_memory(req.user_id, added):
