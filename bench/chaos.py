@@ -3,7 +3,8 @@
     python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns
     python bench/chaos.py kill --bot-tree ../main   # the same against another checkout's bot
     python bench/chaos.py hostile              # part 2: fuzzed payloads, injection, forged ids
-    python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full
+    python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full,
+                                               #   the Chroma server down 30 s
     python bench/chaos.py load                 # part 4: 200 channels x 3 people, slow model, 429s
     python bench/chaos.py all
 
@@ -82,7 +83,8 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
 
 async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
     started = time.monotonic()
-    report = await run_faults(root / "faults", burst=args.burst, bot_tree=args.bot_tree)
+    report = await run_faults(root / "faults", burst=args.burst, outage_s=args.outage,
+                              bot_tree=args.bot_tree)
     print(f"faults: {report.questions} questions in {time.monotonic() - started:.0f} s; model faults "
           f"served: " + ", ".join(f"{k} {v}" for k, v in sorted(report.faults_served.items())))
     print(f"  answered {report.answered}; one sentence instead {sum(report.sentences.values())}; "
@@ -93,6 +95,14 @@ async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print(f"  gateway dropped mid-turn {report.gateway_drops} times, resumed {report.resumes} times")
     print(f"  disk full: {report.disk_full_stored} turns stored whole, {report.disk_full_refused} "
           f"refused with a sentence, {report.disk_full_log_lines} log line(s) naming the full disk")
+    if report.outage_questions:
+        settled = ("never" if report.deferred_settled_s is None else f"{report.deferred_settled_s:.0f} s after")
+        print(f"  Chroma server down {report.outage_s:.0f} s: {report.outage_questions} questions, "
+              f"{report.outage_without_memory} answered with the without-memory notice, "
+              f"{report.outage_from_read_memory} from memory read before; deferred writes all landed "
+              f"{settled} its return; facts said meanwhile recalled afterwards: "
+              f"{report.outage_facts_recalled} of {report.outage_facts}; memory items not matching "
+              f"their turns: {report.memory_leaks}")
     return report.table()
 
 
@@ -114,6 +124,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("part", choices=("kill", "hostile", "faults", "load", "all"))
     parser.add_argument("--burst", type=int, default=3, help="model faults in a row, per kind")
     parser.add_argument("--kills", type=int, default=32)
+    parser.add_argument("--outage", type=float, default=30.0, help="faults: Chroma server down, seconds")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--channels", type=int, default=200, help="load: channels (3 people each)")
     parser.add_argument("--rounds", type=int, default=2, help="load: rounds of everyone asking at once")

@@ -68,6 +68,8 @@ class LoadReport:
     worst_heartbeat_gap_s: float = 0.0
     interaction_too_late: int = 0  # /ask not acknowledged within Discord's 3 s
     ack_s: list[float] = field(default_factory=list)  # /ask: dispatch to the bot's first callback
+    late_acks_by_round: list[int] = field(default_factory=list)
+    fake_lag_s: float = 0.0        # the fakes' own event loop, worst lag (it delays what they record)
 
     def table(self) -> dict[str, int]:
         return {"turns": self.turns, "lost": self.lost, "duplicated": self.duplicated,
@@ -92,6 +94,7 @@ class LoadReport:
 class _Question:
     n: int
     channel: str
+    round: int
     message: FakeMessage | None = None          # a mention
     interaction: FakeInteraction | None = None  # an /ask
 
@@ -137,13 +140,13 @@ class _Deliveries:
         return original[:1] + followups
 
 
-async def _ask_round(world: World, first: int) -> list[_Question]:
+async def _ask_round(world: World, first: int, round_: int) -> list[_Question]:
     """Every person of every channel asks at once (no await between the dispatches)."""
     questions: list[_Question] = []
     n = first
     for channel in world.channel_ids:
         for k, person in enumerate(world.members[channel]):
-            q = _Question(n, channel)
+            q = _Question(n, channel, round_)
             text = f"load q{n}: what do you say?"
             if k == 2:
                 q.interaction = await world.dc.invoke_command(channel, person, "ask", {"question": text})
@@ -163,11 +166,14 @@ async def _wait_answered(world: World, questions: list[_Question], timeout_s: fl
         await asyncio.sleep(0.5)
 
 
-async def _sample_rss(world: World, samples: list[tuple[float, float]]) -> None:
+async def _sample(world: World, samples: list[tuple[float, float]], report: LoadReport) -> None:
+    """The bot's RSS every half second, and how late this loop (the fakes') wakes up."""
     while True:
         if world.bot.proc is not None and (rss := _rss_mb(world.bot.proc.pid)) is not None:
             samples.append((time.monotonic(), rss))
+        planned = time.monotonic() + 0.5
         await asyncio.sleep(0.5)
+        report.fake_lag_s = max(report.fake_lag_s, time.monotonic() - planned)
 
 
 def _grade_heartbeats(world: World, report: LoadReport) -> None:
@@ -191,6 +197,7 @@ def _grade_heartbeats(world: World, report: LoadReport) -> None:
 async def _grade(world: World, questions: list[_Question], report: LoadReport) -> None:
     seen = _Deliveries(world)
     by_channel: dict[str, list[float]] = {}
+    report.late_acks_by_round = [0] * (max((q.round for q in questions), default=0) + 1)
     for q in questions:
         times = seen.answers(q)
         report.turns += bool(times)
@@ -200,7 +207,9 @@ async def _grade(world: World, questions: list[_Question], report: LoadReport) -
             by_channel.setdefault(q.channel, []).append(times[0])
         if q.interaction is not None:
             callback = q.interaction.callback
-            report.interaction_too_late += callback is None or callback.at > world.dc.interaction_deadline_s
+            late = callback is None or callback.at > world.dc.interaction_deadline_s
+            report.interaction_too_late += late
+            report.late_acks_by_round[q.round] += late
             tried = [e.at for e in q.interaction.events if e.kind == "callback"]
             if tried:
                 report.ack_s.append(tried[0])
@@ -239,14 +248,14 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
         world.dc.rate_limits = RateLimiter(inject_rate=inject_429, seed=seed)
         await world.bot.start(world.dc)
         samples: list[tuple[float, float]] = []
-        sampler = asyncio.create_task(_sample_rss(world, samples))
+        sampler = asyncio.create_task(_sample(world, samples, report))
         await asyncio.sleep(1.0)
         report.rss_mb["start"] = samples[-1][1] if samples else 0.0
         started = time.monotonic()
         questions: list[_Question] = []
         per_round_timeout = 60.0 + channels * people * sum(latency_s) / 2 / concurrency * 3
         for r in range(rounds):
-            asked = await _ask_round(world, len(questions))
+            asked = await _ask_round(world, len(questions), r)
             questions += asked
             await _wait_answered(world, asked, per_round_timeout)
             await asyncio.sleep(1.0)  # a duplicate or a late edit would be here by now
@@ -279,5 +288,7 @@ def summary(report: LoadReport) -> list[str]:
         f"{HEARTBEAT_INTERVAL_MS / 1000:.1f} s, late (over {LATE_FACTOR:.1f}x): {report.late_heartbeats}",
         f"  /ask acknowledged after Discord's 3 s: {report.interaction_too_late} of {len(report.ack_s)}; "
         f"dispatch to acknowledgement p50 {statistics.median(report.ack_s) if report.ack_s else 0:.2f} s, "
-        f"worst {max(report.ack_s, default=0):.2f} s",
+        f"worst {max(report.ack_s, default=0):.2f} s; late by round: {report.late_acks_by_round}",
+        f"  the fakes' own event loop (one process: Discord, model, search), worst lag: "
+        f"{report.fake_lag_s:.2f} s (it delays what they record, heartbeats and acknowledgements too)",
     ]
