@@ -26,7 +26,7 @@ from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, TraceCog
 from bot.discord_app.interactions import NOT_ALLOWED, tell
-from bot.discord_app.parse_guard import guard_parsers
+from bot.discord_app.parse_guard import guard_parsers, install_tolerant_json
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
 from bot.pipeline import TurnPipeline
@@ -100,6 +100,7 @@ class _BotCore:
         self.settings = settings
         self.policy = policy_for(settings)
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
+        install_tolerant_json()
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
