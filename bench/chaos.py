@@ -3,7 +3,9 @@
     python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns
     python bench/chaos.py kill --bot-tree ../main   # the same against another checkout's bot
     python bench/chaos.py hostile              # part 2: fuzzed payloads, injection, forged ids
-    python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full
+    python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full,
+                                               #   the Chroma server down 30 s
+    python bench/chaos.py load                 # part 4: 200 channels x 3 people, slow model, 429s
     python bench/chaos.py all
 
 Every part prints what it did and the table the issue asks for: turns, lost, duplicated,
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
+from bench.chaos_load import run_load, summary  # noqa: E402
 from bench.chaos_world import REPO  # noqa: E402
 
 TABLE_COLUMNS = ("turns", "lost", "duplicated", "out of order", "integrity", "leaks", "pings", "crashes")
@@ -80,7 +83,8 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
 
 async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
     started = time.monotonic()
-    report = await run_faults(root / "faults", burst=args.burst, bot_tree=args.bot_tree)
+    report = await run_faults(root / "faults", burst=args.burst, outage_s=args.outage,
+                              bot_tree=args.bot_tree)
     print(f"faults: {report.questions} questions in {time.monotonic() - started:.0f} s; model faults "
           f"served: " + ", ".join(f"{k} {v}" for k, v in sorted(report.faults_served.items())))
     print(f"  answered {report.answered}; one sentence instead {sum(report.sentences.values())}; "
@@ -91,15 +95,42 @@ async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print(f"  gateway dropped mid-turn {report.gateway_drops} times, resumed {report.resumes} times")
     print(f"  disk full: {report.disk_full_stored} turns stored whole, {report.disk_full_refused} "
           f"refused with a sentence, {report.disk_full_log_lines} log line(s) naming the full disk")
+    if report.outage_questions:
+        settled = ("never" if report.deferred_settled_s is None else f"{report.deferred_settled_s:.0f} s after")
+        print(f"  Chroma server down {report.outage_s:.0f} s: {report.outage_questions} questions, "
+              f"{report.outage_without_memory} answered with the without-memory notice, "
+              f"{report.outage_from_read_memory} from memory read before; deferred writes all landed "
+              f"{settled} its return; facts said meanwhile recalled afterwards: "
+              f"{report.outage_facts_recalled} of {report.outage_facts}; memory items not matching "
+              f"their turns: {report.memory_leaks}")
+    return report.table()
+
+
+async def _load(args: argparse.Namespace, root: Path) -> dict[str, int]:
+    report = await run_load(root / "load", channels=args.channels, rounds=args.rounds,
+                            latency_s=(args.latency_low, args.latency_high),
+                            concurrency=args.concurrency, seed=args.seed, bot_tree=args.bot_tree)
+    print(f"load: {args.channels} channels x 3 people, {args.rounds} rounds, {report.turns} turns answered "
+          f"in {report.seconds:.0f} s, model latency {args.latency_low:g}-{args.latency_high:g} s, "
+          f"MAX_CONCURRENT_TURNS {args.concurrency}")
+    for line in summary(report):
+        print(line)
+    print("  Discord's rules broken: " + ", ".join(f"{k} {v}" for k, v in report.discord_violations().items()))
     return report.table()
 
 
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/chaos.py", description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("kill", "hostile", "faults", "all"))
+    parser.add_argument("part", choices=("kill", "hostile", "faults", "load", "all"))
     parser.add_argument("--burst", type=int, default=3, help="model faults in a row, per kind")
     parser.add_argument("--kills", type=int, default=32)
+    parser.add_argument("--outage", type=float, default=30.0, help="faults: Chroma server down, seconds")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--channels", type=int, default=200, help="load: channels (3 people each)")
+    parser.add_argument("--rounds", type=int, default=2, help="load: rounds of everyone asking at once")
+    parser.add_argument("--latency-low", type=float, default=1.0, help="load: model latency, seconds")
+    parser.add_argument("--latency-high", type=float, default=5.0)
+    parser.add_argument("--concurrency", type=int, default=64, help="load: MAX_CONCURRENT_TURNS")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--bot-tree", type=Path, default=REPO,
                         help="run the bot of another checkout (a baseline), checked the same way")
@@ -113,6 +144,8 @@ async def main(argv: list[str] | None = None) -> int:
             rows["hostile"] = await _hostile(args, root)
         if args.part in ("faults", "all"):
             rows["faults"] = await _faults(args, root)
+        if args.part in ("load", "all"):
+            rows["load"] = await _load(args, root)
     print()
     print(format_table(rows))
     return 0

@@ -227,17 +227,24 @@ class MemoryState:
 _READ_CHROMA = """
 import json, sys, chromadb
 from chromadb.config import Settings
-client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+settings = Settings(anonymized_telemetry=False)
+if sys.argv[1].startswith("http://"):
+    host, port = sys.argv[1][len("http://"):].rsplit(":", 1)
+    client = chromadb.HttpClient(host=host, port=int(port), settings=settings)
+else:
+    client = chromadb.PersistentClient(path=sys.argv[1], settings=settings)
 names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
 metas = client.get_collection(sys.argv[2]).get(include=["metadatas"])["metadatas"] if sys.argv[2] in names else []
 print(json.dumps([[m.get("trace_id"), m.get("kind"), m.get("user_id")] for m in metas if m]))
 """
 
 
-async def read_memory(data_dir: Path, collection: str = "user_memory") -> MemoryState:
-    """Read every item of the embedded Chroma folder in a child process."""
+async def read_memory(data_dir: Path, collection: str = "user_memory", *,
+                      server_url: str | None = None) -> MemoryState:
+    """Read every item of the embedded Chroma folder (or of the Chroma server at `server_url`,
+    "http://host:port") in a child process."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _READ_CHROMA, str(data_dir / "chroma"), collection,
+        sys.executable, "-c", _READ_CHROMA, server_url or str(data_dir / "chroma"), collection,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
     out, err = await asyncio.wait_for(proc.communicate(), EXIT_TIMEOUT_S)

@@ -9,7 +9,7 @@ Part of bot/: imports nothing from agent/ or memory/.
 
 from __future__ import annotations
 
-__all__ = ["BotError", "ConfigError", "sentence_for"]
+__all__ = ["MEMORY_UNAVAILABLE_NOTE", "BotError", "ConfigError", "sentence_for", "with_memory_notice"]
 
 
 class BotError(Exception):
@@ -43,3 +43,12 @@ _SENTENCES: dict[str, str] = {
 def sentence_for(kind: str) -> str:
     """The one sentence shown for an error kind; unknown kinds get the generic sentence."""
     return _SENTENCES.get(kind, _SENTENCES["internal"])
+
+
+# added to an answer made without the person's memories (the memory store was down)
+MEMORY_UNAVAILABLE_NOTE = "(My memory is unavailable right now, so I answered without it.)"
+
+
+def with_memory_notice(answer: str) -> str:
+    """An answer made without memory, saying so in one short line after it."""
+    return f"{answer}\n\n{MEMORY_UNAVAILABLE_NOTE}"

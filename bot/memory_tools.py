@@ -10,18 +10,21 @@ Recalled memories reach the model as the lines of `memory_lines` (in the prompt 
 `recall_memory`'s answer): newest first, each with its date, a memory older than another
 recalled one on the same subject marked "earlier" (so "I moved from Lyon to Berlin" reads as
 replacing "I live in Lyon"), what the bot itself said marked as its reply, and a short
-message shown with the message it answered.
+message shown with the message it answered. `MemoryTools.recall_lines` is the turn's own
+recall: a memory store that cannot be reached gives None, and the turn goes on without memory.
 
 Part of bot/: joins agent/ (tools) and memory/ (the store).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+from memory.errors import StoreUnavailable
 from memory.ranking import tokenize
 from memory.semantic import MemoryHit, scope_for
 
@@ -31,6 +34,8 @@ MAX_FACT_CHARS = 1000
 MAX_FACTS_PER_TURN = 5
 RECALL_LINE_CHARS = 600
 CONTEXT_SHOWN_CHARS = 160
+
+log = logging.getLogger(__name__)
 
 
 def _one_line(text: str, max_chars: int | None) -> str:
@@ -96,6 +101,7 @@ class MemoryTools:
                  timeout_s: float | None = None) -> None:
         self._timeout_s = timeout_s
         self._global_scope = global_scope
+        self._memory = memory
         self._recall = {wide: self._recall_tool(memory, k, wide) for wide in (False, True)}
 
     def _recall_tool(self, memory: MemorySearch, k: int, wide: bool) -> Tool:
@@ -115,6 +121,18 @@ class MemoryTools:
             return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))
 
         return Tool.from_function(recall_memory, timeout_s=self._timeout_s)
+
+    async def recall_lines(self, user_id: str, query: str, guild_id: str | None, *, k: int,
+                           max_chars: int, global_scope: bool | None = None) -> list[str] | None:
+        """The person's memories for a turn's prompt (`memory_lines`); None when the memory
+        store cannot be reached (logged): the turn is answered without memory, saying so."""
+        try:
+            hits = await self._memory.search(user_id, query, k=k,
+                                             scope=self.recall_scope(guild_id, global_scope=global_scope))
+        except StoreUnavailable as exc:
+            log.warning("recall for user %s failed, answering without memory: %s", user_id, exc)
+            return None
+        return memory_lines(hits, max_chars=max_chars)
 
     def recall_scope(self, guild_id: str | None, *, global_scope: bool | None = None) -> str | None:
         """Where recall looks: the place's own scope, or everywhere when ``global_scope`` (by

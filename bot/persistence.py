@@ -6,7 +6,9 @@ coalesced into one add_many: bot.coalescing), then the user message + answer (bu
 trace and the settling of the announcement in ONE SQLite transaction; if that transaction
 fails the memory items just added are deleted again (compensation). An announcement left
 unsettled (a crash between the stores, an add that timed out yet landed) is undone by
-bot.reconcile at start-up. Question and answer are stored together at the end of the turn
+bot.reconcile at start-up. A memory store that cannot be reached for the add defers the write:
+the items go into the announcement in that same transaction and bot.reconcile writes them
+later. Question and answer are stored together at the end of the turn
 (same time, in order), so the buffer holds whole exchanges in the order the channel answered
 them. A turn cancelled while storing finishes storing before the cancellation goes on.
 
@@ -34,9 +36,10 @@ from bot.errors import sentence_for
 from bot.requests import TurnRequest
 from bot.stores import BufferStore, TraceStoreLike, Transactional, UserMemoryStore
 from memory.buffer import BufferedMessage
+from memory.errors import StoreUnavailable
 from memory.semantic import AddItem, scope_for
 from memory.traces import TraceRecord
-from memory.write_log import MemoryWriteLog
+from memory.write_log import DeferredItem, MemoryWriteLog
 
 __all__ = ["CONTEXT_MAX_AGE_S", "TurnPersister", "exchange_items", "has_visible_text"]
 
@@ -127,6 +130,7 @@ class TurnPersister:
         answer = end.answer.strip() or sentence_for(end.outcome)
         when = self._now()
         added: list[str] = []
+        deferred: list[DeferredItem] = []
         announced = False
         self._storing.add(trace_id)
         try:
@@ -142,15 +146,21 @@ class TurnPersister:
                 await self._writes.announce(trace_id, req.user_id, when)
                 announced = True
                 # A failed add stays announced: one that timed out may still land (reconcile).
-                added = await self._adder.add_many(items)
-            await self._store_turn(req, question, answer, end, events, trace_id, when, added, announced)
+                try:
+                    added = await self._adder.add_many(items)
+                except StoreUnavailable as exc:  # the turn is stored, its items kept for later
+                    log.warning("turn channel=%s: memory write deferred: %s", req.channel_id, exc)
+                    deferred = [DeferredItem(text, meta, scope) for _, text, meta, scope in items]
+            await self._store_turn(req, question, answer, end, events, trace_id, when, added, announced,
+                                   deferred)
         finally:
             self._storing.discard(trace_id)
 
     async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
                           events: Sequence[AgentEvent], trace_id: str, when: datetime,
-                          added: list[str], announced: bool) -> None:
-        """Buffer rows, trace and the settling of the memory write: one SQLite transaction."""
+                          added: list[str], announced: bool, deferred: Sequence[DeferredItem] = ()) -> None:
+        """Buffer rows, trace and the settling of the memory write (or its deferred items,
+        written later by bot.reconcile): one SQLite transaction."""
         answered = end.outcome == "answered"
         record = TraceRecord(
             trace_id=trace_id, channel_id=req.channel_id, guild_id=req.guild_id,
@@ -172,7 +182,9 @@ class TurnPersister:
                                         author_id="assistant", author_name="assistant",
                                         role="assistant", content=answer, created_at=when),
                     ])
-                if announced:
+                if deferred:
+                    await self._writes.defer(trace_id, deferred)
+                elif announced:
                     await self._writes.settle(trace_id)
                 await self._traces.save(record)
         except BaseException:

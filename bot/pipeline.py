@@ -7,13 +7,17 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    USER_COOLDOWN_S (a polite sentence, not queued; bot.scheduling.Cooldowns).
 2. Take the channel's lock, then a slot of the global MAX_CONCURRENT_TURNS semaphore
    (bot.scheduling.TurnScheduler: one channel is answered in order); the turn is tracked for
-   graceful shutdown (bot.turn_tracking).
+   graceful shutdown (bot.turn_tracking). A person or server over its daily token budget gets
+   one sentence (bot.budgets), read here so that no await precedes the queue.
 3. Read the place's settings (bot.place_settings: persona, model, tools, memory scope,
    cooldown; a channel's override its server's), the channel's buffer window, recall the
    person's memories for this place, fit all of it to MAX_CONTEXT_TOKENS (bot.context_budget),
    run the place's agent (bot.turn_agent) with per-turn memory tools, streaming every event to
-   ``on_event`` (a failing callback is logged, never fatal).
-4. Persist the whole turn or nothing (bot.persistence). A model or store failure stores
+   ``on_event`` (a failing callback is logged, never fatal). A memory store that cannot be
+   reached does not stop the turn: it is answered without memories, and the answer says so in
+   one line (bot.errors.with_memory_notice).
+4. Persist the whole turn or nothing (bot.persistence; a memory write the store cannot take
+   then is deferred and made later by bot.reconcile). A model or store failure stores
    nothing and returns one sentence (bot.errors).
 
 Step limit / no usable answer: the agent ends honestly, so the trace IS stored (the person can
@@ -45,10 +49,10 @@ from agent.tools.registry import ToolContext
 from bot.budgets import TokenBudget
 from bot.config import Settings
 from bot.context_budget import fit_context
-from bot.errors import sentence_for
+from bot.errors import sentence_for, with_memory_notice
 from bot.health import HealthLog
 from bot.interfaces import EventCallback
-from bot.memory_tools import MemoryTools, memory_lines
+from bot.memory_tools import MemoryTools
 from bot.persistence import TurnPersister, has_visible_text
 from bot.place_settings import DEFAULTS, PlaceSettings
 from bot.requests import TurnRequest, TurnResult
@@ -59,7 +63,6 @@ from bot.turn_tracking import TurnTracker
 from memory.buffer import BufferedMessage
 from memory.database import Database
 from memory.errors import MemoryStoreError
-from memory.semantic import MemoryHit
 from memory.tokens import estimate_tokens
 from memory.write_log import MemoryWriteLog
 
@@ -190,10 +193,10 @@ class TurnPipeline:
                     mark = self._clock()
                     remember = place.memory != "off"
                     wide = None if place.memory is None else place.memory == "global"
-                    history, memories = await self._context(req, question, remember, wide)
+                    history, recalled = await self._context(req, question, remember, wide)
                     recall_ms = (self._clock() - mark) * 1000.0
                     persona_tokens = estimate_tokens(place.persona) if place.persona else 0
-                    budget = fit_context(question, history, memories,
+                    budget = fit_context(question, history, recalled or [],
                                          budget=self._context_budget - persona_tokens)
                     memories_used = len(budget.memories)
                     pending: list[str] = []
@@ -233,9 +236,10 @@ class TurnPipeline:
             return self._failure("internal", started, events, memories_used)
 
         answered = end.outcome == "answered"
+        text = end.answer.strip() or sentence_for(end.outcome)
         return TurnResult(
             ok=answered,
-            text=end.answer.strip() or sentence_for(end.outcome),
+            text=with_memory_notice(text) if answered and recalled is None else text,
             outcome=end.outcome,
             trace_id=trace_id,
             steps=end.steps,
@@ -249,16 +253,15 @@ class TurnPipeline:
         )
 
     async def _context(self, req: TurnRequest, question: str, recall: bool,
-                       wide: bool | None) -> tuple[list[dict], list[str]]:
+                       wide: bool | None) -> tuple[list[dict], list[str] | None]:
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
         history = [self._history_message(m, req.user_id) for m in recent]
         if not recall:
             return history, []
-        hits: list[MemoryHit] = await self._memory.search(
-            req.user_id, question[:RECALL_QUERY_CHARS], k=RECALL_K,
-            scope=self._memory_tools.recall_scope(req.guild_id, global_scope=wide))
-        memories = memory_lines(hits, max_chars=MEMORY_LINE_CHARS)
+        memories = await self._memory_tools.recall_lines(
+            req.user_id, question[:RECALL_QUERY_CHARS], req.guild_id, k=RECALL_K,
+            max_chars=MEMORY_LINE_CHARS, global_scope=wide)  # None: the store is down, answer without memory
         return history, memories
 
     @staticmethod

@@ -19,7 +19,8 @@ bot.__main__), after closing whatever was already open. Used by the console chat
 With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
 then once a day by a background task (stopped on close). Memory writes whose turn was never
 stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
-for those older than RECONCILE_GRACE_S (bot.reconcile). While turns fail or queue up, one health
+for those older than RECONCILE_GRACE_S (bot.reconcile); writes deferred while the memory store
+was down are made at start-up and every DEFERRED_INTERVAL_S. While turns fail or queue up, one health
 line a minute at most (bot.health).
 
 Part of bot/.
@@ -48,7 +49,7 @@ from bot.health import HEALTH_INTERVAL_S
 from bot.interfaces import FrontEndServices
 from bot.place_settings import PlaceSettingsService, SettingRules
 from bot.pipeline import TurnPipeline
-from bot.reconcile import reconcile_memory
+from bot.reconcile import reconcile_memory, write_deferred
 from bot.services import ChannelService, PersonMemoryService, TraceService
 from bot.turn_agent import TurnAgents
 from memory.buffer import ChannelBuffer
@@ -68,6 +69,8 @@ TOOL_HTTP_TIMEOUT_S = 10.0
 PRUNE_INTERVAL_S = 24 * 3600.0
 RECONCILE_INTERVAL_S = 300.0
 RECONCILE_GRACE_S = 600.0  # far past any memory-store timeout: an add given up has landed or never will
+DEFERRED_INTERVAL_S = 10.0  # deferred memory writes (the store was down) are tried this often
+DEFERRED_GRACE_S = 40.0     # past the memory store's 30 s operation limit: the failed add is over
 
 
 class Runtime:
@@ -165,6 +168,10 @@ class Runtime:
                             undone)
             sweeper = asyncio.create_task(self._sweep_writes(), name="memory-reconcile")
             stack.push_async_callback(_cancel, sweeper)
+            if written := await write_deferred(self.writes, self.user_memory):
+                log.info("start-up: wrote %d deferred memory item(s)", written)
+            deferrer = asyncio.create_task(self._write_deferred(), name="memory-deferred")
+            stack.push_async_callback(_cancel, deferrer)
             health = asyncio.create_task(self._log_health(), name="health-line")
             stack.push_async_callback(_cancel, health)
             if s.memory.buffer_retention_days > 0:
@@ -218,6 +225,15 @@ class Runtime:
                     older_than=datetime.now(UTC) - timedelta(seconds=RECONCILE_GRACE_S))
             except Exception:
                 log.exception("reconciling memory writes failed; trying again next time")
+
+    async def _write_deferred(self) -> None:
+        while True:
+            await asyncio.sleep(DEFERRED_INTERVAL_S)
+            try:
+                await write_deferred(self.writes, self.user_memory,
+                                     older_than=datetime.now(UTC) - timedelta(seconds=DEFERRED_GRACE_S))
+            except Exception:
+                log.exception("writing deferred memory items failed; trying again next time")
 
     async def __aexit__(self, *exc: object) -> None:
         stack, self._stack = self._stack, None

@@ -148,8 +148,15 @@ m005_token_usage = Migration(
     ),
 )
 
+m006_deferred_memory_writes = Migration(
+    6,
+    "m006_deferred_memory_writes",
+    # the items of a stored turn whose memory write failed, kept to be written later (JSON)
+    ("ALTER TABLE memory_writes ADD COLUMN deferred_json TEXT",),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
-                                     m005_token_usage)
+                                     m005_token_usage, m006_deferred_memory_writes)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

@@ -29,7 +29,7 @@ from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, Setti
 from bot.discord_app.cogs.usage import UsageReader
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
-from bot.discord_app.parse_guard import guard_parsers
+from bot.discord_app.parse_guard import guard_parsers, install_tolerant_json
 from bot.discord_app.translate import where_of
 from bot.errors import sentence_for
 from bot.interfaces import FrontEndServices
@@ -113,6 +113,7 @@ class _BotCore:
         self.budget = budget
         self.live = live or LiveOptions()
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
+        install_tolerant_json()
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]

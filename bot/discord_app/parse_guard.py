@@ -10,22 +10,33 @@ each parser but READY's (without READY the client has no state to go on with, so
 stays fatal): an exception is logged naming the event, with the traceback the first time for
 each event, and the event is dropped. bench/chaos.py (hostile) shows what it catches.
 
+Before any parser, discord.py decodes each frame with orjson when it is installed (chromadb
+installs it), and orjson refuses a lone UTF-16 surrogate escape (``"\\ud800"``, which Python's
+json accepts): that frame ended the client too. ``tolerant_json_loads`` wraps discord.py's
+decoder (``discord.utils._from_json``, used for gateway frames and REST bodies alike; discord.py
+has no hook for it): what orjson refuses is decoded by the standard json module, and each lone
+surrogate in its strings becomes U+FFFD, so that the text can be stored and sent back.
+
 Imports discord.py's types only.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-__all__ = ["FATAL_EVENTS", "guard_parsers"]
+__all__ = ["FATAL_EVENTS", "guard_parsers", "install_tolerant_json", "tolerant_json_loads"]
 
 log = logging.getLogger(__name__)
 
 FATAL_EVENTS = frozenset({"READY"})
 
 Parser = Callable[[Any], None]
+Loads = Callable[[str | bytes], Any]
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins valid pairs; these are lone
 
 
 def guard_parsers(parsers: MutableMapping[str, Parser]) -> None:
@@ -47,3 +58,33 @@ def _guarded(event: str, parse: Parser, traced: set[str]) -> Parser:
                       type(exc).__name__, exc, exc_info=first)
     guarded.__wrapped__ = parse  # type: ignore[attr-defined]
     return guarded
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def tolerant_json_loads(loads: Loads) -> Loads:
+    """`loads`, and for what it refuses, the standard json module with lone surrogates
+    replaced by U+FFFD (anything json refuses too still raises)."""
+    def tolerant(data: str | bytes) -> Any:
+        try:
+            return loads(data)
+        except ValueError:  # orjson.JSONDecodeError is a ValueError
+            return _without_lone_surrogates(json.loads(data))
+    tolerant.__wrapped__ = loads  # type: ignore[attr-defined]
+    return tolerant
+
+
+def install_tolerant_json() -> None:
+    """Make discord.py decode with `tolerant_json_loads` (once; idempotent)."""
+    import discord.utils
+
+    if not hasattr(discord.utils._from_json, "__wrapped__"):
+        discord.utils._from_json = tolerant_json_loads(discord.utils._from_json)

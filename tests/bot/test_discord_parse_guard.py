@@ -7,9 +7,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 import pytest
 
-from bot.discord_app.parse_guard import guard_parsers
+
+from bot.discord_app.parse_guard import guard_parsers, tolerant_json_loads
+from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import BotUnderTest, World, answer
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -50,3 +53,26 @@ def test_ready_stays_fatal_and_every_other_parser_is_guarded() -> None:
     with pytest.raises(KeyError):
         parsers["READY"]("r")
     assert calls == ["m", "r"]
+
+
+def test_a_lone_surrogate_is_decoded_as_a_replacement_character_and_pairs_stay_whole() -> None:
+    loads = tolerant_json_loads(orjson.loads)
+    frame = '{"d": {"content": "a\\ud800b", "emoji": "\\ud83d\\ude00", "list": ["\\udfff"]}}'
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(frame)  # what ended the client before
+    assert loads(frame) == {"d": {"content": "a\ufffdb", "emoji": "\U0001f600", "list": ["\ufffd"]}}
+    assert loads(b'{"op": 11}') == {"op": 11}
+    with pytest.raises(ValueError):
+        loads('{"cut": ')  # what no decoder accepts still raises
+
+
+async def test_a_gateway_frame_with_a_lone_surrogate_is_answered_and_the_bot_stays_up(
+        world: World, run_bot: Callable[..., Awaitable[BotUnderTest]], fake: FakeOpenAI) -> None:
+    fake.default_content = "Final Answer: still here"
+    running = await run_bot()
+    # FakeDiscord writes frames with json.dumps, which escapes the lone surrogate as \ud800
+    odd = await world.dc.user_says(world.general, world.alice, "broken \ud800 text", mention_bot=True)
+    assert (await answer(world, odd)).content == "still here"
+    assert "broken \ufffd text" in last_user_text(fake.requests[-1])
+    reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
+    assert reply.content == "still here" and not running.task.done()

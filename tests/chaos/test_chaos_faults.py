@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # starts the real bot process
 
 
 async def test_faults_give_one_reply_in_time_and_keep_the_file_whole(tmp_path: Path) -> None:
-    report = await run_faults(tmp_path, burst=2, drops=1, disk_questions=1)
+    report = await run_faults(tmp_path, burst=2, drops=1, disk_questions=1, outage_s=0)
     assert report.faults_served == dict.fromkeys(FAULT_KINDS, 2)
     assert (report.gateway_drops, report.resumes) == (1, 1)
     assert report.disk_full_refused + report.disk_full_stored == 2

@@ -27,7 +27,9 @@ interaction deadline (10062), one acknowledgement per interaction (40060), follo
 it, the first followup after a defer filling the "thinking" message, threads started from a
 message sharing its id, message content blanked without the message-content intent (except
 DMs, mentions of the bot and its own messages), privileged intents refused with close 4014,
-RESUME replaying missed events, 429 answers with ``retry_after``.
+RESUME replaying missed events, 429 answers with ``retry_after``, per-route rate-limit buckets
+with Discord's headers (``rate_limits``, see tests/fakes/discord_ratelimit.py), and the time
+each gateway heartbeat arrived (``heartbeats``, against the HELLO's interval).
 
 Must not import the product (agent/, memory/, bot/); it is the far end of the wire.
 """
@@ -51,6 +53,7 @@ import pytest_asyncio
 from aiohttp import WSMsgType, web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes.discord_ratelimit import RateLimiter
 from tests.fakes.loopback import LoopbackServer
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,7 @@ __all__ = [
     "FakeDiscord",
     "FakeInteraction",
     "FakeMessage",
+    "Heartbeat",
     "InteractionEvent",
     "RecordedRequest",
     "TypingEvent",
@@ -94,6 +98,15 @@ class TypingEvent:
 
     channel_id: str
     at: float
+
+
+@dataclass(slots=True)
+class Heartbeat:
+    """A gateway HELLO sent (``hello``) or a heartbeat (op 1) received, on connection ``conn``."""
+
+    conn: int
+    at: float
+    hello: bool = False
 
 
 @dataclass(slots=True)
@@ -354,6 +367,8 @@ class FakeDiscord(LoopbackServer):
         self.command_syncs: list[CommandSync] = []
         self.identifies: list[dict[str, Any]] = []
         self.gateway_log: list[dict[str, Any]] = []  # every payload the client sent on the gateway
+        self.heartbeats: list[Heartbeat] = []
+        self.rate_limits: RateLimiter | None = None  # set one to rate-limit sends and edits
 
         self._sessions: dict[str, _Session] = {}
         self._connections: set[_Connection] = set()
@@ -897,6 +912,7 @@ class FakeDiscord(LoopbackServer):
         self._connections.add(conn)
         conn.writer = asyncio.create_task(conn.write_loop())
         conn.send({"op": 10, "s": None, "t": None, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
+        self.heartbeats.append(Heartbeat(id(conn), time.monotonic(), hello=True))
         try:
             async for msg in ws:
                 if msg.type is not WSMsgType.TEXT:
@@ -917,6 +933,7 @@ class FakeDiscord(LoopbackServer):
     async def _on_gateway_frame(self, conn: _Connection, frame: dict[str, Any]) -> None:
         op, d = frame.get("op"), frame.get("d")
         if op == 1:
+            self.heartbeats.append(Heartbeat(id(conn), time.monotonic()))
             conn.send({"op": 11, "s": None, "t": None, "d": None})
         elif op == 2:
             await self._identify(conn, d)
@@ -1153,6 +1170,16 @@ class FakeDiscord(LoopbackServer):
             if inj.remaining > 0 and inj.method == req.method and fnmatch.fnmatchcase(req.path, inj.pattern):
                 inj.remaining -= 1
                 return _json(inj.status, inj.body, inj.headers)
+        limit_headers: dict[str, str] = {}
+        if self.rate_limits is not None:
+            status, body, limit_headers = self.rate_limits.check(req.method, req.path, req.json)
+            if status:
+                return _json(status, body, limit_headers)
+        response = await self._dispatch_route(request, req, record)
+        response.headers.update(limit_headers)
+        return response
+
+    async def _dispatch_route(self, request: web.Request, req: _Request, record: RecordedRequest) -> web.Response:
         for method, rx, handler, needs_auth in self._routes:
             match = rx.fullmatch(req.path)
             if match is None or method != req.method:

@@ -54,6 +54,10 @@ class FlakyModel(FakeOpenAI):
         self._faults: deque[str] = deque()
         self._random = random.Random(seed)
 
+    def reseed(self, seed: int) -> None:
+        """Restart the latency draws from `seed` (a run repeats its latencies)."""
+        self._random = random.Random(seed)
+
     def fail_next(self, *kinds: str) -> FlakyModel:
         """Queue faults for the next chat requests, one each, in order."""
         unknown = [k for k in kinds if k not in FAULT_KINDS]

@@ -15,6 +15,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from tests.fakes import discord_payloads as p
+from tests.fakes.discord_ratelimit import RateLimiter
 from tests.fakes.discord_server import FakeDiscord
 
 
@@ -281,6 +282,50 @@ async def test_rate_limited_route_is_retried_by_the_client(world: World) -> None
     posts = [r.status for r in world.fake.requests if r.method == "POST" and r.path.endswith("/messages")]
     assert posts == [429, 200]
     assert answer.content == "after a 429"
+
+
+async def test_a_full_bucket_makes_the_client_wait_for_its_reset(world: World) -> None:
+    # 2 sends per 1 s window: the client reads X-RateLimit-Remaining 0 and holds the third
+    world.fake.rate_limits = RateLimiter(limit=2, window_s=1.0)
+    bot = MiniBot()
+
+    async def three(message: discord.Message) -> None:
+        for n in range(3):
+            await message.channel.send(f"part {n}")
+
+    bot.on_mention = three
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "go", mention_bot=True)
+        parts = [await world.fake.wait_for_message(world.channel_id) for _ in range(3)]
+    assert [m.content for m in parts] == ["part 0", "part 1", "part 2"]
+    assert parts[2].created_at - parts[0].created_at >= 0.9
+    assert world.fake.rate_limits.overruns == 0 and world.fake.rate_limits.records == []
+
+
+async def test_a_random_429_is_retried_once_after_its_retry_after(world: World) -> None:
+    world.fake.rate_limits = RateLimiter(inject_rate=1.0, retry_after_s=(0.3, 0.3))
+    bot = MiniBot()
+    bot.on_mention = lambda message: message.channel.send("after a 429")
+    async with running(bot, world.fake.token):
+        await world.fake.user_says(world.channel_id, world.alice, "go", mention_bot=True)
+        await world.fake.wait_for(lambda: len(world.fake.rate_limits.records) >= 2)
+        world.fake.rate_limits.inject_rate = 0.0
+        answer = await world.fake.wait_for_message(world.channel_id)
+    limits = world.fake.rate_limits
+    assert answer.content == "after a 429"
+    assert all(r.retried_at is not None and r.retried_at - r.at >= 0.3 for r in limits.records)
+    assert (limits.early_retries, limits.never_retried, limits.overruns) == (0, 0, 0)
+
+
+async def test_heartbeats_are_recorded_against_the_hello(world: World) -> None:
+    world.fake.heartbeat_interval_ms = 200
+    bot = MiniBot()
+    async with running(bot, world.fake.token):
+        await world.fake.wait_for(lambda: sum(not h.hello for h in world.fake.heartbeats) >= 3)
+    hello, first, second, third = world.fake.heartbeats[:4]
+    assert hello.hello and not first.hello and first.conn == hello.conn
+    # discord.py beats once on HELLO, then every interval from its own thread
+    assert first.at - hello.at < 0.15 <= second.at - first.at and 0.15 <= third.at - second.at
 
 
 async def test_unknown_route_answers_404_and_is_recorded(world: World) -> None:

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from memory.database import Database
-from memory.write_log import MemoryWriteLog
+from memory.write_log import DeferredItem, MemoryWriteLog
 from tests.memory.conftest import T0
 
 
@@ -43,3 +43,15 @@ async def test_a_trace_id_is_announced_once(db: Database) -> None:
 async def test_blank_ids_are_refused(db: Database, trace_id: object, user_id: str) -> None:
     with pytest.raises((TypeError, ValueError)):
         await MemoryWriteLog(db).announce(trace_id, user_id, T0)  # type: ignore[arg-type]
+
+
+async def test_deferred_items_come_back_with_their_write_until_settled(db: Database) -> None:
+    log = MemoryWriteLog(db)
+    await log.announce("t1", "u1", T0)
+    items = [DeferredItem("I live in Oslo 🇳🇴", {"kind": "exchange", "trace_id": "t1"}, "guild:9"),
+             DeferredItem("", {}, None)]
+    assert await log.defer("t1", items) is True
+    assert await log.defer("t-never-announced", items) is False
+    [write] = await log.unsettled()
+    assert write.deferred == tuple(items)
+    assert await log.settle("t1") and await log.unsettled() == []
