@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from bot.images import NO_VISION, describe, intake, read_image, unseen
+from bot.config import load_settings
+from bot.images import NO_VISION, describe, intake, model_sees_images, read_image, unseen
+from bot.place_settings import DEFAULTS, PlaceSettings
 from tests.bot.discord_fixtures import World, answer, shown_for
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -42,6 +44,26 @@ def image_parts(request: dict[str, Any]) -> list[str]:
 def question_text(request: dict[str, Any]) -> str:
     content = [m for m in request["messages"] if m["role"] == "user"][-1]["content"]
     return content if isinstance(content, str) else next(p["text"] for p in content if p["type"] == "text")
+
+
+# --- which model sees images ----------------------------------------------------------------
+
+VISION_MODELS = '[{"name": "llava", "vision": true}, {"name": "plain"}]'
+
+
+@pytest.mark.parametrize(("env", "model", "sees"), [
+    ({}, None, False),                                   # the default model, nothing said
+    ({"LLM_VISION": "true"}, None, True),                # LLM_VISION marks the default model
+    ({"LLM_MODELS": VISION_MODELS}, "llava", True),      # a place's model with vision: true
+    ({"LLM_MODELS": VISION_MODELS}, "plain", False),     # one without it
+    ({"LLM_MODELS": VISION_MODELS, "LLM_VISION": "true"}, "plain", False),  # LLM_VISION is the default's only
+    ({"LLM_MODELS": VISION_MODELS}, "removed", False),   # a model the operator removed: the default's flag
+])
+def test_whether_images_are_read_follows_the_places_model(env: dict[str, str], model: str | None,
+                                                         sees: bool) -> None:
+    settings = load_settings({"LLM_MODEL": "fake-model", **env})
+    place = DEFAULTS if model is None else PlaceSettings(model=model)
+    assert model_sees_images(settings, place) is sees
 
 
 # --- reading one image ---------------------------------------------------------------------
