@@ -18,6 +18,7 @@ Part of bot/: plain data; imports only the shared envsettings readers.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -128,7 +129,7 @@ def parse_models(raw: str | None, env: Mapping[str, str], default_model: str,
             keys[entry.api_key_env] = key
     default = entries.get(default_model, fallback)
     if default_vision and not default.vision:
-        default = entries[default_model] = ModelEntry(default.name, None, None, True)
+        default = entries[default_model] = dataclasses.replace(default, vision=True)
     if default.base_url is not None or default.api_key_env is not None:
         raise SettingError("LLM_MODELS", f"entry {list(entries).index(default.name) + 1} "
                                          f"({default.name!r}) is LLM_MODEL, served at OPENAI_BASE_URL "
