@@ -26,7 +26,9 @@ worst stall (a ticker task measuring how late it wakes) during the searches and 
 loads and during the bulk load, and RSS. Targets: search p95 <= 50 ms after an add, cold
 first search <= 1 s, worst stall <= 20 ms, RSS printed.
 The cold search of a user with at least 500 items reads that user's snapshot (`memory.snapshot`,
-written by the first load) plus what Chroma gained since. `--store thread` runs embedded Chroma
+written by the first load and on close), as it is when the user's write token is current
+(`memory.write_tokens`), else checked against the ids Chroma has; the breakdown of the cold
+loads (token read, snapshot restore, ids read, fetch of missing items) is printed too. `--store thread` runs embedded Chroma
 in this process's threads instead of a worker process (`memory.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
 part measures: query vectors are never taken from it).
@@ -334,7 +336,7 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                 had += 1
             latency(f"  search k=5 right after an add ({size:,})", searches)
             latency(f"  add of that user ({size:,})", adds)
-            colds = []
+            colds, loads = [], []
             with ticker.phase() as cold_stall:
                 for _ in range(args.cold_runs):
                     await mem.close()
@@ -344,7 +346,15 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                     t0 = time.perf_counter()
                     await mem.search(heavy, make_query(rng), k=5, scope=guild)
                     colds.append(time.perf_counter() - t0)
+                    if mem.last_load is not None:
+                        loads.append(mem.last_load)
             latency(f"  cold first search of that user ({size:,})", colds)
+            if loads:
+                routes = ", ".join(f"{route} x{sum(ld.route == route for ld in loads)}"
+                                   for route in dict.fromkeys(ld.route for ld in loads))
+                parts = " / ".join(f"{statistics.median(getattr(ld, name) for ld in loads):.0f}"
+                                   for name in ("token_ms", "snapshot_ms", "ids_ms", "fetch_ms"))
+                line(f"  cold load: token / snapshot / ids / fetch ({size:,})", f"{parts} ms (p50; {routes})")
             worst = max(max(search_stall), cold_stall[0], max(add_stall))
             line(f"  worst loop stall: searches / adds / cold ({size:,})",
                  f"{max(search_stall) * 1000:.1f} / {max(add_stall) * 1000:.1f} / {cold_stall[0] * 1000:.1f} ms")

@@ -52,10 +52,11 @@ class ItemsCache:
         """The user's items without marking them used."""
         return self._entries.get(user_id)
 
-    def put(self, user_id: str, entry: UserItems) -> None:
+    def put(self, user_id: str, entry: UserItems) -> list[UserItems]:
+        """Cache the user's items; returns the users' items evicted to make room (see `trim`)."""
         self._entries[user_id] = entry
         self._entries.move_to_end(user_id)
-        self.trim()
+        return self.trim()
 
     def drop(self, user_id: str) -> None:
         self._entries.pop(user_id, None)
@@ -63,12 +64,26 @@ class ItemsCache:
     def clear(self) -> None:
         self._entries.clear()
 
-    def trim(self) -> None:
-        """Evict the least recently used users until the rest fit (the newest always stays)."""
+    def entries(self) -> list[tuple[str, UserItems]]:
+        """(user id, items) of every cached user, least recently used first."""
+        return list(self._entries.items())
+
+    def take_all(self) -> list[UserItems]:
+        """Empty the cache and return what it held (so the caller can free it elsewhere)."""
+        taken = list(self._entries.values())
+        self._entries.clear()
+        return taken
+
+    def trim(self) -> list[UserItems]:
+        """Evict the least recently used users until the rest fit (the newest always stays);
+        returns the evicted ones, for the caller to free off the event loop."""
         total = self.nbytes
+        evicted: list[UserItems] = []
         while total > self.max_bytes and len(self._entries) > 1:
-            _, evicted = self._entries.popitem(last=False)
-            total -= evicted.nbytes
+            _, entry = self._entries.popitem(last=False)
+            total -= entry.nbytes
+            evicted.append(entry)
+        return evicted
 
 
 class RecentVectors:

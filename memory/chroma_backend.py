@@ -155,6 +155,12 @@ class ChromaStore:
             self._collection.add(ids=list(ids), embeddings=np.asarray(embeddings, np.float32).tolist(),
                                  documents=list(documents), metadatas=[dict(m) for m in metadatas])
 
+    def upsert(self, ids: Sequence[str], documents: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
+        """Write records without meaningful vectors (a log's), replacing any of the same ids."""
+        with self._translating(self.where, "write to"):
+            self._collection.upsert(ids=list(ids), embeddings=[[0.0]] * len(ids), documents=list(documents),
+                                    metadatas=[dict(m) for m in metadatas])
+
     def get(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None) -> list[StoredItem]:
         """All items matching `where` (and `ids` when given), in no particular order."""
         return self.get_with_embeddings(where=where, ids=ids, embeddings=False)[0]

@@ -198,6 +198,9 @@ class ChromaProcess:
         self._child.call(self._key, "add", list(ids), np.asarray(embeddings, np.float32), list(documents),
                          [dict(m) for m in metadatas])
 
+    def upsert(self, ids: Sequence[str], documents: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
+        self._child.call(self._key, "upsert", list(ids), list(documents), [dict(m) for m in metadatas])
+
     def get(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None) -> list[StoredItem]:
         return self._child.call(self._key, "get", where=dict(where), ids=None if ids is None else list(ids))
 

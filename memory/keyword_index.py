@@ -41,6 +41,8 @@ __all__ = ["KeywordIndex"]
 class KeywordIndex:
     """Okapi BM25 (k1, b) over rows 0..n-1; `scores(query, mask)` gives the matching rows."""
 
+    STATE = ("lengths", "terms", "counts", "docs", "tfs")  # the arrays of `state()`
+
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b

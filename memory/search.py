@@ -73,19 +73,16 @@ def rank(items: UserItems, plan: ranking.QueryPlan, search_text: str, vector: np
 def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: ranking.RankingConfig,
                          candidates: np.ndarray, key_of: np.ndarray) -> tuple[np.ndarray | None, ranking.Keyed | None]:
     """What `fuse_keyed` needs of the candidates' metadata, when `config` uses it: the keys of
-    the bot's replies (kind "reply"), and (keys, exchange ids) by `ranking.exchange_of`."""
+    the bot's replies (kind "reply"), and (keys, exchange codes) by `ranking.exchange_of`
+    (the columns `UserItems` keeps: no item's metadata is read)."""
     weighs_replies = (config.asked_reply_weight if plan.about_reply else config.reply_weight) != 1.0
     if not (weighs_replies or config.one_per_exchange) or not len(candidates):
         return None, None
-    metadata = [items.items[r].metadata for r in candidates.tolist()]
-    replies = None
-    if weighs_replies:
-        replies = key_of[np.fromiter((m.get("kind") == "reply" for m in metadata), bool, len(metadata))]
+    replies = key_of[items.replies[candidates]] if weighs_replies else None
     exchanges = None
     if config.one_per_exchange:
-        traces = [ranking.exchange_of(m) for m in metadata]
-        has = np.fromiter((t is not None for t in traces), bool, len(traces))
+        codes = items.exchanges[candidates]
+        has = codes >= 0
         if has.any():
-            _, ids = np.unique(np.array([t for t in traces if t is not None], dtype=str), return_inverse=True)
-            exchanges = (key_of[has], ids.astype(np.int64))
+            exchanges = (key_of[has], codes[has].astype(np.int64))
     return replies, exchanges

@@ -66,8 +66,9 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,6 +88,7 @@ from memory.pool import WorkerPool
 from memory.search import SEARCH_MODES, rank
 from memory.snapshot import Snapshots
 from memory.user_items import UserItems, created_of
+from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
 from memory.validation import (
     MAX_TEXT_CHARS,
     check_metadata,
@@ -132,6 +134,20 @@ class MemoryHit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ColdLoad:
+    """How the last load of a user's items into this process went (for logs and the bench):
+    `route` "token" (the snapshot as it was: its write token is current), "ids" (the snapshot
+    checked against the ids Chroma has) or "chroma" (no snapshot), and the time of each step."""
+
+    route: str
+    items: int
+    token_ms: float
+    snapshot_ms: float
+    ids_ms: float
+    fetch_ms: float
+
+
 def _where(user_id: str, scope: str | None) -> dict[str, Any]:
     if scope is None:
         return {"user_id": user_id}
@@ -145,7 +161,8 @@ class UserMemory:
                  clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, owns_embedder: bool = False, preload: bool = True,
                  ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None,
-                 snapshots: Snapshots | None = None, snapshot_after: int = SNAPSHOT_AFTER) -> None:
+                 snapshots: Snapshots | None = None, snapshot_after: int = SNAPSHOT_AFTER,
+                 tokens: WriteTokens | None = None) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -158,6 +175,9 @@ class UserMemory:
         self._feed = feed
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
+        self._tokens = tokens
+        self._in_flight: dict[str, int] = {}  # users -> writes of theirs running now (loop thread)
+        self.last_load: ColdLoad | None = None
         self._saving: set[str] = set()  # users whose snapshot is being written (one at a time each)
         self._next_poll = 0.0
         self._polling: asyncio.Lock | None = None
@@ -187,11 +207,17 @@ class UserMemory:
         await self.close()
 
     async def close(self) -> None:
-        """Stop the worker threads; idempotent. A shared embedder passed in is left open."""
+        """Write the snapshots of cached users with many items not in one yet, then stop the
+        worker threads; idempotent. A shared embedder passed in is left open."""
         if self._pool.closed:
             return
-        self._cache.clear()
+        # users with many items get a current snapshot, so that the next start loads them fast
+        saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
+                 if entry.unsaved and entry.live >= self._snapshot_after]
+        await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
+        entries = self._cache.take_all()
         await self._pool.close()
+        await asyncio.to_thread(entries.clear)  # tens of thousands of objects: freed off the loop
         await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
@@ -217,20 +243,34 @@ class UserMemory:
             meta["truncated_from"] = original
         return uuid.uuid4().hex, stored, indexed_text(stored, meta), meta
 
-    def _embed_and_add(self, rows: list[Row]) -> np.ndarray:
+    def _writing(self, user_ids: Sequence[str]) -> AbstractContextManager[dict[str, str]]:
+        return self._tokens.writing(user_ids) if self._tokens is not None else nullcontext({})
+
+    def _prepare_all(self, items: Sequence[AddItem], now: float) -> list[Row]:
+        rows = []
+        for n, item in enumerate(items):
+            try:
+                user_id, text, metadata, scope = item
+                rows.append(self._prepare(user_id, text, metadata, scope, now))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"item {n}: {exc}") from None
+        return rows
+
+    def _embed_and_add(self, rows: list[Row]) -> tuple[np.ndarray, dict[str, str]]:
         texts = [r[2] for r in rows]
         known = [self._recent_vectors.get(t) for t in texts]
         missing = [t for t, v in zip(texts, known, strict=True) if v is None]
         fresh = iter(np.asarray(self._embedder.embed(missing), dtype=np.float32) if missing else ())
         vectors = np.vstack([v if v is not None else next(fresh) for v in known])
-        self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
-        if self._feed is not None:
-            by_user: dict[str, list[str]] = {}
-            for r in rows:
-                by_user.setdefault(r[3]["user_id"], []).append(r[0])
-            for user_id, ids in by_user.items():
-                self._feed.publish(user_id, "add", ids)
-        return vectors
+        by_user: dict[str, list[str]] = {}
+        for r in rows:
+            by_user.setdefault(r[3]["user_id"], []).append(r[0])
+        with self._writing(list(by_user)) as renewed:
+            self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
+            if self._feed is not None:
+                for user_id, ids in by_user.items():
+                    self._feed.publish(user_id, "add", ids)
+        return vectors, renewed
 
     async def add(self, user_id: str, text: str, metadata: dict[str, Any] | None = None,
                   scope: str | None = None) -> str:
@@ -246,13 +286,9 @@ class UserMemory:
         nothing is stored); a store failure part-way leaves the earlier batches stored.
         """
         now = self._clock()
-        rows = []
-        for n, item in enumerate(items):
-            try:
-                user_id, text, metadata, scope = item
-                rows.append(self._prepare(user_id, text, metadata, scope, now))
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"item {n}: {exc}") from None
+        items = list(items)
+        # validated on a worker thread: thousands of items hold the event loop for tens of ms
+        rows = await self._pool.run(self._prepare_all, items, now) if len(items) > 16 else self._prepare_all(items, now)
         if rows:
             await self._write(rows)
         return [r[0] for r in rows]
@@ -262,13 +298,18 @@ class UserMemory:
         the new ones (all written) or are dropped (a failure part-way)."""
         await self._embedder_ready()
         batches: list[np.ndarray] = []
+        renewed: dict[str, str] = {}
         by_user: dict[str, list[int]] = {}
         for n, row in enumerate(rows):
             by_user.setdefault(row[3]["user_id"], []).append(n)
+        self._begin_writes(by_user)
         try:
             for start in range(0, len(rows), self._batch):
-                batches.append(await self._pool.run(self._embed_and_add, rows[start:start + self._batch]))
+                vectors, tokens = await self._pool.run(self._embed_and_add, rows[start:start + self._batch])
+                batches.append(vectors)
+                renewed.update(tokens)
         except BaseException:
+            self._end_writes(by_user)
             for user_id in by_user:
                 self._versions.bump(user_id)
                 self._cache.drop(user_id)
@@ -279,11 +320,16 @@ class UserMemory:
             self._versions.bump(user_id)
             entry = self._cache.peek(user_id)
             if entry is not None:
-                items = [StoredItem(rows[n][0], rows[n][1], rows[n][3]) for n in positions]
-                updates.append((entry, items, matrix[positions]))
+                updates.append((user_id, entry, [rows[n] for n in positions], matrix[positions]))
+        try:
+            if updates:
+                await self._pool.run(_append_all, updates)
+                for user_id, entry, _, _ in updates:
+                    entry.token = self._token_after(user_id, renewed)
+        finally:
+            self._end_writes(by_user)
         if updates:
-            await self._pool.run(_append_all, updates)
-            self._cache.trim()
+            self._free_later(self._cache.trim())
             for user_id in by_user:
                 entry = self._cache.peek(user_id)
                 if entry is not None and entry.unsaved >= self._snapshot_after:
@@ -297,47 +343,106 @@ class UserMemory:
         Chroma in pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long.
         A new snapshot is written (in the background) when this fetched many or dropped any."""
         snapshots = self._snapshots
+        started = time.perf_counter()
         generation = snapshots.generation(user_id) if snapshots is not None else 0
+        token = self._tokens.current(user_id) if snapshots is not None and self._tokens is not None else None
+        read_token = time.perf_counter()
+        kept = snapshots.load(user_id, version) if snapshots is not None else None
+        read_snapshot = time.perf_counter()
+        if kept is not None and token is not None and kept[1] == token:
+            entry = kept[0]
+            entry.token = token
+            self.last_load = ColdLoad("token", entry.live, 1000 * (read_token - started),
+                                      1000 * (read_snapshot - read_token), 0.0, 0.0)
+            return entry
         ids = self._store.ids(where={"user_id": user_id})
-        entry = snapshots.load(user_id, version) if snapshots is not None else None
+        read_ids = time.perf_counter()
         gone = 0
-        if entry is None:
+        if kept is None:
             entry, missing = UserItems(version), ids
         else:
+            entry = kept[0]
             present = set(ids)
             gone = entry.remove([i for i in entry.ids if i not in present])
             missing = [i for i in ids if i not in entry]
         for start in range(0, len(missing), LOAD_PAGE):
             self._fetch(user_id, entry, missing[start:start + LOAD_PAGE])
-        if snapshots is not None and (gone or entry.unsaved >= self._snapshot_after):
+        entry.token = token  # checked against the ids read after it
+        self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live, 1000 * (read_token - started),
+                                  1000 * (read_snapshot - read_token), 1000 * (read_ids - read_snapshot),
+                                  1000 * (time.perf_counter() - read_ids))
+        stale = kept is not None and (gone or missing or kept[1] != token)
+        if snapshots is not None and (stale or entry.unsaved >= self._snapshot_after):
             self._snapshot_later(user_id, entry, generation)
         return entry
 
-    def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> None:
+    def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> Future[None] | None:
         """Write the user's snapshot from `entry` on a worker thread (any thread may call this);
         a forget after `generation` (default: now) was taken discards it. While one is being
-        written for the user, another is not started (the rows stay unsaved for the next)."""
+        written for the user, another is not started (the rows stay unsaved for the next).
+
+        The snapshot keeps the entry's write token when it is known to hold every write that
+        ended before the token was set (`UserItems.token`: this process is the only writer,
+        without a change feed); with a change feed, a token read now when the user's ids in
+        Chroma are exactly the entry's live ones; else none (its next load checks ids)."""
         snapshots = self._snapshots
         if snapshots is None or self._pool.closed or user_id in self._saving:
-            return
+            return None
         self._saving.add(user_id)
         entry.unsaved = 0
         taken = snapshots.generation(user_id) if generation is None else generation
 
         def save() -> None:
             try:
+                token = self._current_token(user_id) if self._feed is not None else None
                 with entry.lock:
-                    items, matrix, keywords, text_bytes = entry.live_columns()
-                if items:
-                    snapshots.save(user_id, items, matrix, keywords, text_bytes, taken)
+                    columns = entry.columns()
+                    token = token if self._feed is not None else entry.token
+                if self._feed is not None and token is not None:
+                    token = token if self._store_ids(user_id) == set(columns["ids"].tolist()) else None
+                if len(columns["ids"]):
+                    snapshots.save(user_id, columns, token, taken)
                 else:
                     snapshots.drop(user_id)
-            except OSError as exc:
+            except (OSError, StoreUnavailable) as exc:
                 log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
             finally:
                 self._saving.discard(user_id)
 
-        self._pool.submit(save)
+        return self._pool.submit(save)
+
+    def _free_later(self, entries: list[UserItems]) -> None:
+        """Let evicted users' items go on a worker thread: freeing tens of thousands of objects
+        would hold the event loop."""
+        if entries and not self._pool.closed:
+            self._pool.submit(entries.clear)
+
+    def _current_token(self, user_id: str) -> str | None:
+        """The user's token now (one is set if none), or None while a write is in progress."""
+        return self._tokens.current(user_id, create=True) if self._tokens is not None else None
+
+    def _store_ids(self, user_id: str) -> set[str]:
+        return set(self._store.ids(where={"user_id": user_id}))
+
+    def _begin_writes(self, users: Iterable[str]) -> None:
+        for user_id in users:
+            self._in_flight[user_id] = self._in_flight.get(user_id, 0) + 1
+
+    def _end_writes(self, users: Iterable[str]) -> None:
+        for user_id in users:
+            left = self._in_flight.pop(user_id, 1) - 1
+            if left:
+                self._in_flight[user_id] = left
+
+    def _token_after(self, user_id: str, renewed: Mapping[str, str]) -> str | None:
+        """The token a cached entry may take once this process's write of the user is in it
+        (set on the loop thread after the entry took the write in, before the write counts as
+        ended): the one that write set, when no other write of the user is running here (each
+        counts until its entry took it in) and no other process writes (no change feed); else
+        None (unknown)."""
+        if self._feed is not None or self._in_flight.get(user_id, 0) > 1:
+            return None
+        return renewed.get(user_id)
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
@@ -357,7 +462,7 @@ class UserMemory:
         version = self._versions.of(user_id)
         entry = await self._pool.run(self._load, user_id, version)
         if self._versions.of(user_id) == version and not self._pool.closed:
-            self._cache.put(user_id, entry)
+            self._free_later(self._cache.put(user_id, entry))
         return entry
 
     async def _sync(self) -> None:
@@ -400,10 +505,11 @@ class UserMemory:
                     raise
                 if user_id in erased:
                     self._snapshot_later(user_id, entry)
-            self._cache.trim()
+            self._free_later(self._cache.trim())
 
     def _apply(self, user_id: str, entry: UserItems, changes: list[Change]) -> None:
         """Another process's writes of one cached user, in order (worker thread)."""
+        entry.token = None
         for change in changes:
             if change.op == "add":
                 self._fetch(user_id, entry, change.item_ids)
@@ -491,28 +597,37 @@ class UserMemory:
         is removed before and after `erase` (and rewritten from the cached items, if any)."""
         snapshots = self._snapshots
 
-        def erased() -> T:
+        def erased() -> tuple[T, dict[str, str]]:
             if snapshots is not None:
                 snapshots.drop(user_id)
             try:
-                return erase()
+                with self._writing([user_id]) as renewed:
+                    result = erase()
+                return result, renewed
             finally:
                 if snapshots is not None:
                     snapshots.drop(user_id)
 
+        self._begin_writes([user_id])
         try:
-            result = await self._pool.run(erased)
+            result, renewed = await self._pool.run(erased)
         except BaseException:
+            self._end_writes([user_id])
             self._versions.bump(user_id)
             self._cache.drop(user_id)
             raise
         self._versions.bump(user_id)
         entry = self._cache.peek(user_id)
+        try:
+            if entry is not None:
+                def locked() -> None:
+                    with entry.lock:
+                        remove(entry)
+                await self._pool.run(locked)
+                entry.token = self._token_after(user_id, renewed)
+        finally:
+            self._end_writes([user_id])
         if entry is not None:
-            def locked() -> None:
-                with entry.lock:
-                    remove(entry)
-            await self._pool.run(locked)
             self._snapshot_later(user_id, entry)
         return result
 
@@ -547,8 +662,9 @@ class UserMemory:
         return await self._forgotten(user_id, lambda entry: entry.remove_scope(scope), forget)
 
 
-def _append_all(updates: list[tuple[UserItems, list[StoredItem], np.ndarray]]) -> None:
-    for entry, items, vectors in updates:
+def _append_all(updates: list[tuple[str, UserItems, list[Row], np.ndarray]]) -> None:
+    for _, entry, rows, vectors in updates:
+        items = [StoredItem(row[0], row[1], row[3]) for row in rows]
         with entry.lock:
             entry.append(items, vectors)
 
@@ -603,6 +719,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
         store = ChromaStore.open(**options)
     shared = bool(host) if share_changes is None else share_changes
     feed = ChangeFeed(store.log(FEED_SUFFIX), interval_s=feed_interval_s) if shared else None
+    tokens = WriteTokens(store.log(TOKEN_SUFFIX))
     folder = snapshot_dir if snapshot_dir is not None else (
         Path(path).with_name(Path(path).name + "-snapshots") if path is not None else None)
     kept = None
@@ -613,4 +730,5 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
             raise StoreUnavailable(f"snapshot folder {str(folder)!r} cannot be used: {exc}") from exc
     return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
                       cache_bytes=cache_bytes, owns_embedder=owns, preload=preload,
-                      ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after)
+                      ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after,
+                      tokens=tokens)

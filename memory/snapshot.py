@@ -1,13 +1,17 @@
 """Per-process snapshots of users' items on disk: a cold first search reads one file, not Chroma.
 
 `Snapshots` keeps, in one folder of this process (by default beside the embedded Chroma
-folder), one file per user: the live items' ids, texts and metadata, their vectors (float32)
-and their BM25 index state (`KeywordIndex.state`), as one uncompressed `.npz` read with
-`allow_pickle=False`. A snapshot is only a faster way to read what Chroma holds, never a
-source of truth: `memory.semantic` restores it and then checks it against the ids Chroma has
-for that user now, dropping the rows Chroma no longer has and fetching only the ones missing
-(items never change once stored, so the ids say everything). So a stale snapshot is never
-served: an add or forget made by any process since it was written is honoured.
+folder), one file per user: the live items' columns as `UserItems.columns` gives them (ids,
+texts and metadata packed as UTF-8 blobs, float32 vectors, times, scope and exchange codes,
+the BM25 index state as flat arrays), and the user's write token (`memory.write_tokens`) they
+were checked under, as one uncompressed `.npz` read with `allow_pickle=False`; restoring makes
+no Python object per item. A snapshot is only a faster way to read what Chroma holds, never a
+source of truth: `memory.semantic` uses it as it is only when the user's token in Chroma is
+still the one kept (and no write is in progress); otherwise it checks it against the ids
+Chroma has for that user now, dropping the rows Chroma no longer has and fetching only the
+ones missing (items never change once stored, so the ids say everything). So a stale
+snapshot is never served: an add or forget made by any process since it was written is
+honoured.
 
 Rules:
 - A file is written whole to a temporary file in the folder, fsynced, then renamed over the
@@ -27,20 +31,16 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import tempfile
 import threading
 import zipfile
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from memory import keyword_index, ranking, user_items, validation
-from memory.chroma_backend import StoredItem
-from memory.keyword_index import KeywordIndex
+from memory import keyword_index, packed_items, ranking, user_items, validation
 from memory.user_items import UserItems
 
 __all__ = ["Snapshots"]
@@ -48,14 +48,13 @@ __all__ = ["Snapshots"]
 log = logging.getLogger(__name__)
 
 SUFFIX = ".npz"
-_JSON_CHUNK = 1_000  # items per json call: one call holds the GIL, so keep each short
 
 
 def _code_version() -> str:
     """A hash of the modules that decide what a snapshot holds (tokenizer, indexed text,
     columns, this format): a snapshot of other code is not restored."""
     digest = hashlib.sha256()
-    for module in (ranking, keyword_index, user_items, validation):
+    for module in (ranking, keyword_index, packed_items, user_items, validation):
         digest.update(Path(str(module.__file__)).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()
@@ -90,20 +89,15 @@ class Snapshots:
             self._generations[user_id] = self._generations.get(user_id, 0) + 1
             self.path(user_id).unlink(missing_ok=True)
 
-    def save(self, user_id: str, items: Sequence[StoredItem], matrix: np.ndarray,
-             keywords: dict[str, np.ndarray], text_bytes: int, generation: int) -> bool:
-        """Write the user's live items (as `UserItems.live_columns` gives them); False when a
-        `drop` came after `generation` was taken (nothing is written then)."""
-        records = [[it.id, it.text, it.metadata] for it in items]
-        chunks = [json.dumps(records[n:n + _JSON_CHUNK], ensure_ascii=False)
-                  for n in range(0, len(records), _JSON_CHUNK)]
-        arrays = {f"kw_{name}": value for name, value in keywords.items()}
+    def save(self, user_id: str, columns: dict[str, np.ndarray], token: str | None, generation: int) -> bool:
+        """Write the user's live items (as `UserItems.columns` gives them) with the write token
+        they were checked under (`memory.write_tokens`; None: unknown); False when a `drop`
+        came after `generation` was taken (nothing is written then)."""
         fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
                 np.savez(out, code=np.array(CODE_VERSION), user=np.array(user_id), embedder=np.array(self.embedder),
-                         matrix=np.ascontiguousarray(matrix, np.float32), text_bytes=np.array(text_bytes),
-                         items=np.frombuffer("\n".join(chunks).encode(), np.uint8), **arrays)
+                         token=np.array(token or ""), **{f"c_{name}": value for name, value in columns.items()})
                 out.flush()
                 os.fsync(out.fileno())
             with self._lock:
@@ -114,30 +108,21 @@ class Snapshots:
         finally:
             Path(tmp).unlink(missing_ok=True)
 
-    def load(self, user_id: str, version: int) -> UserItems | None:
-        """The user's snapshot as UserItems (`version` given), or None when there is none or
-        it cannot be used (then it is removed)."""
+    def load(self, user_id: str, version: int) -> tuple[UserItems, str | None] | None:
+        """The user's snapshot as UserItems (`version` given) and the write token kept with it
+        (None: unknown), or None when there is none or it cannot be used (then it is removed)."""
         path = self.path(user_id)
         try:
             with np.load(path, allow_pickle=False) as data:
                 if (str(data["code"]) != CODE_VERSION or str(data["user"]) != user_id
                         or str(data["embedder"]) != self.embedder):
                     raise ValueError("written by other code, or for another user or model")
-                matrix = data["matrix"]
-                text = data["items"].tobytes().decode()
-                text_bytes = int(data["text_bytes"])
-                keywords = KeywordIndex.from_state({name: data[f"kw_{name}"]
-                                                    for name in ("lengths", "terms", "counts", "docs", "tfs")})
+                token = str(data["token"]) or None
+                columns = {name[2:]: data[name] for name in data.files if name.startswith("c_")}
+            return UserItems.from_columns(version, columns), token
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, TypeError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             log.warning("semantic memory: snapshot %s not used (%s: %s); removed", path.name, type(exc).__name__, exc)
-            path.unlink(missing_ok=True)
-            return None
-        try:
-            items = [item for line in text.split("\n") if line for item in map(StoredItem._make, json.loads(line))]
-            return UserItems.restored(version, items, matrix, keywords, text_bytes)
-        except (ValueError, TypeError) as exc:
-            log.warning("semantic memory: snapshot %s not used (%s); removed", path.name, exc)
             path.unlink(missing_ok=True)
             return None

@@ -1,12 +1,14 @@
 """One user's items held in this process as columns: the arrays a search works on.
 
-`UserItems` keeps, row by row, each item's id, text, metadata, unit vector (a float32 matrix
-that grows by doubling, so an add copies nothing but the new rows most of the time), creation
-time and scope (numpy arrays), whether it is still alive, and an incremental BM25 index
+`UserItems` keeps, row by row, each item's id, text and metadata (`memory.packed_items`: packed
+when restored from a snapshot, decoded on demand), unit vector (a float32 matrix that grows by
+doubling, so an add copies nothing but the new rows most of the time), creation time, scope,
+whether it is one of the bot's replies and which exchange it belongs to (`ranking.exchange_of`),
+as numpy arrays, whether it is still alive, and an incremental BM25 index
 (`memory.keyword_index`) over what it is indexed by (`memory.validation.indexed_text`). An add
 appends rows, a delete marks them dead, a forget of a scope marks that scope's rows dead:
-nothing is rebuilt. `live_columns()` and `UserItems.restored` take the live rows out as flat
-columns and back (`memory.snapshot` keeps them on disk). Not thread-safe by itself: callers hold `lock` around every use.
+nothing is rebuilt. `columns()` and `UserItems.from_columns` take the live rows out as flat
+arrays and back (`memory.snapshot` keeps them on disk). Not thread-safe by itself: callers hold `lock` around every use.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -14,12 +16,14 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from memory.chroma_backend import StoredItem
 from memory.keyword_index import KeywordIndex
+from memory.packed_items import PackedItems
+from memory.ranking import exchange_of
 from memory.validation import indexed_text
 
 __all__ = ["UserItems"]
@@ -43,7 +47,7 @@ class UserItems:
         self.version = version
         self.lock = threading.Lock()
         self.ids: list[str] = []
-        self.items: list[StoredItem] = []
+        self.items = PackedItems()
         self.keywords = KeywordIndex()
         self._rows: dict[str, int] = {}
         self._scopes: dict[str, int] = {}
@@ -51,41 +55,81 @@ class UserItems:
         self._created = np.zeros(0, np.float64)
         self._scope = np.zeros(0, np.int32)
         self._alive = np.zeros(0, bool)
+        self._reply = np.zeros(0, bool)
+        self._exchange = np.zeros(0, np.int32)
+        self._exchanges: dict[str, int] = {}
         self._text_bytes = 0
         self.unsaved = 0  # rows appended since the owner last scheduled a snapshot (it resets this)
+        # the user's write token (memory.write_tokens) these rows are known to be current for;
+        # None: unknown. Set by the owner (memory.semantic), which says when it may be trusted.
+        self.token: str | None = None
 
     @classmethod
-    def restored(cls, version: int, items: Sequence[StoredItem], matrix: np.ndarray,
-                 keywords: KeywordIndex, text_bytes: int) -> UserItems:
-        """Items whose vectors (row i = item i) and BM25 index (`keywords`, over the same rows)
-        were kept, and `text_bytes` as `text_bytes` gave it: nothing is re-indexed. ValueError when the three do not match."""
-        if len(items) != len(matrix) or len(keywords) != len(items) or matrix.ndim != 2:
-            raise ValueError("restored items: items, vectors and keyword index differ in length")
+    def from_columns(cls, version: int, columns: Mapping[str, np.ndarray]) -> UserItems:
+        """Items as `columns()` gave them: nothing is re-indexed or decoded (texts and metadata
+        stay packed until a row is read). ValueError (or KeyError) when the arrays do not fit."""
+        ids: list[str] = np.asarray(columns["ids"], dtype=str).tolist()
+        count = len(ids)
+        matrix = np.asarray(columns["matrix"], np.float32)
+        scopes = [str(s) for s in np.asarray(columns["scope_names"]).tolist()]
+        traces = [str(t) for t in np.asarray(columns["exchange_names"]).tolist()]
+        scope = np.asarray(columns["scope"], np.int32)
+        exchange = np.asarray(columns["exchange"], np.int32)
+        lengths = [len(matrix), len(columns["created"]), len(scope), len(columns["reply"]), len(exchange)]
+        if matrix.ndim != 2 or any(n != count for n in lengths):
+            raise ValueError("restored items: the columns differ in length")
+        if count and (int(scope.min()) < 0 or int(scope.max()) >= len(scopes)
+                      or int(exchange.min()) < -1 or int(exchange.max()) >= len(traces)):
+            raise ValueError("restored items: a scope or exchange code out of range")
+        keywords = KeywordIndex.from_state({name: columns[f"kw_{name}"] for name in KeywordIndex.STATE})
+        if len(keywords) != count:
+            raise ValueError("restored items: the keyword index has another number of rows")
         entry = cls(version)
-        entry._grow(len(items), int(matrix.shape[1]))
-        entry._matrix[: len(items)] = matrix
-        entry._created[: len(items)] = [created_of(it) for it in items]
-        entry._scope[: len(items)] = [entry._scopes.setdefault(str(it.metadata.get("scope", "")), len(entry._scopes))
-                                      for it in items]
-        entry._alive[: len(items)] = True
-        entry.ids = [it.id for it in items]
-        entry.items = list(items)
-        entry._rows = {item_id: row for row, item_id in enumerate(entry.ids)}
-        if len(entry._rows) != len(items):
-            raise ValueError("restored items: an id appears twice")
+        entry.items = PackedItems(ids, columns["texts"], columns["text_ends"], columns["metas"], columns["meta_ends"])
+        entry._grow(count, int(matrix.shape[1]))
+        if matrix.flags.writeable and matrix.flags.c_contiguous:
+            entry._matrix = matrix  # the loaded array itself: 50,000 vectors are 77 MB to copy
+        else:
+            entry._matrix[:count] = matrix
+        entry._created[:count] = columns["created"]
+        entry._scope[:count] = scope
+        entry._reply[:count] = columns["reply"]
+        entry._exchange[:count] = exchange
+        entry._alive[:count] = True
+        entry._scopes = {name: code for code, name in enumerate(scopes)}
+        entry._exchanges = {name: code for code, name in enumerate(traces)}
+        entry.ids = ids
+        entry._rows = dict(zip(ids, range(count), strict=True))
+        if len(entry._rows) != count or len(entry._scopes) != len(scopes) or len(entry._exchanges) != len(traces):
+            raise ValueError("restored items: an id, scope or exchange appears twice")
         entry.keywords = keywords
-        entry._text_bytes = text_bytes
+        entry._text_bytes = int(columns["text_bytes"])
         return entry
 
-    def live_columns(self) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray], int]:
-        """The live rows' items, a copy of their vectors, their keyword index state
-        (`KeywordIndex.state`), all renumbered 0..m-1, and about how many bytes their texts and
-        metadata take (for `restored`)."""
+    def columns(self) -> dict[str, np.ndarray]:
+        """The live rows, renumbered 0..m-1, as flat arrays (for `from_columns`): ids, packed
+        texts and metadata (`PackedItems.packed`), a copy of their vectors, times, scope and
+        exchange codes with their names, which are the bot's replies, the keyword index state
+        (`kw_*`, `KeywordIndex.state`) and about how many bytes the texts and metadata take."""
         alive = self._alive[: len(self.ids)]
         rows = np.flatnonzero(alive)
-        text_bytes = self._text_bytes * len(rows) // max(1, len(self.ids))
-        return ([self.items[r] for r in rows.tolist()], self.matrix[rows], self.keywords.state(alive),
-                text_bytes)
+        listed = rows.tolist()
+        scope_names = sorted(self._scopes, key=self._scopes.__getitem__)
+        exchange_names = sorted(self._exchanges, key=self._exchanges.__getitem__)
+        out = {
+            "ids": np.array([self.ids[r] for r in listed], dtype=str),
+            **self.items.packed(listed),
+            "matrix": self.matrix[rows],
+            "created": self.created[rows],
+            "scope": self._scope[rows],
+            "scope_names": np.array(scope_names, dtype=str),
+            "reply": self._reply[rows],
+            "exchange": self._exchange[rows],
+            "exchange_names": np.array(exchange_names, dtype=str),
+            "text_bytes": np.array(self._text_bytes * len(rows) // max(1, len(self.ids))),
+        }
+        out.update({f"kw_{name}": value for name, value in self.keywords.state(alive).items()})
+        return out
 
     def __len__(self) -> int:
         """How many rows (live or dead)."""
@@ -98,7 +142,8 @@ class UserItems:
     @property
     def nbytes(self) -> int:
         """About how much memory these items take in this process (the cache's measure)."""
-        arrays = self._matrix.nbytes + self._created.nbytes + self._scope.nbytes + self._alive.nbytes
+        arrays = sum(a.nbytes for a in (self._matrix, self._created, self._scope, self._alive, self._reply,
+                                        self._exchange))
         return arrays + self._text_bytes + _ROW_OVERHEAD * len(self.ids) + self.keywords.nbytes
 
     @property
@@ -109,6 +154,16 @@ class UserItems:
     @property
     def created(self) -> np.ndarray:
         return self._created[: len(self.ids)]
+
+    @property
+    def replies(self) -> np.ndarray:
+        """Whether each row is one of the bot's replies (metadata kind "reply")."""
+        return self._reply[: len(self.ids)]
+
+    @property
+    def exchanges(self) -> np.ndarray:
+        """Each row's exchange code (`ranking.exchange_of`; -1 for none): equal codes, one exchange."""
+        return self._exchange[: len(self.ids)]
 
     def _grow(self, rows: int, dimension: int) -> None:
         if self._matrix.shape[1] != dimension and len(self.ids):
@@ -121,7 +176,8 @@ class UserItems:
         if len(self.ids):
             matrix[: len(self.ids)] = self._matrix[: len(self.ids)]
         self._matrix = matrix
-        for name, dtype in (("_created", np.float64), ("_scope", np.int32), ("_alive", bool)):
+        for name, dtype in (("_created", np.float64), ("_scope", np.int32), ("_alive", bool), ("_reply", bool),
+                            ("_exchange", np.int32)):
             column = np.zeros(capacity, dtype)
             column[: len(self.ids)] = getattr(self, name)[: len(self.ids)]
             setattr(self, name, column)
@@ -144,6 +200,9 @@ class UserItems:
         self._scope[start:end] = [self._scopes.setdefault(str(it.metadata.get("scope", "")), len(self._scopes))
                                   for it in fresh]
         self._alive[start:end] = True
+        self._reply[start:end] = [it.metadata.get("kind") == "reply" for it in fresh]
+        self._exchange[start:end] = [-1 if (trace := exchange_of(it.metadata)) is None
+                                     else self._exchanges.setdefault(trace, len(self._exchanges)) for it in fresh]
         for row, item in enumerate(fresh, start=start):
             self._rows[item.id] = row
             self.keywords.add(row, indexed_text(item.text, item.metadata))

@@ -117,11 +117,11 @@ async def test_a_damaged_snapshot_is_ignored_removed_and_rewritten(tmp_path: Pat
         assert (await again.search(ALICE, "cat vacuum"))[0].text == "my cat Miso hates the vacuum"
 
 
-def columns(texts: list[str]) -> tuple[list[StoredItem], np.ndarray, dict[str, np.ndarray], int]:
+def columns(texts: list[str]) -> dict[str, np.ndarray]:
     entry = UserItems(0)
     items = [StoredItem(f"id{n}", t, {"scope": "dm", "user_id": ALICE}) for n, t in enumerate(texts)]
     entry.append(items, np.eye(len(texts), 4, dtype=np.float32))
-    return entry.live_columns()
+    return entry.columns()
 
 
 def test_a_save_prepared_before_a_drop_writes_nothing(tmp_path: Path) -> None:
@@ -129,17 +129,17 @@ def test_a_save_prepared_before_a_drop_writes_nothing(tmp_path: Path) -> None:
     generation = snapshots.generation(ALICE)
     snapshots.drop(ALICE)  # the user forgot while the save was being prepared
 
-    assert not snapshots.save(ALICE, *columns(TEXTS[:2]), generation)
+    assert not snapshots.save(ALICE, columns(TEXTS[:2]), None, generation)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_snapshot_is_not_restored_for_another_user_or_another_model(tmp_path: Path) -> None:
     snapshots = Snapshots(tmp_path, embedder="model")
-    assert snapshots.save(ALICE, *columns(TEXTS[:2]), snapshots.generation(ALICE))
+    assert snapshots.save(ALICE, columns(TEXTS[:2]), None, snapshots.generation(ALICE))
     snapshots.path(ALICE).rename(snapshots.path(BOB))  # a file swapped under another user's name
 
     assert snapshots.load(BOB, 0) is None
-    assert snapshots.save(ALICE, *columns(TEXTS[:2]), snapshots.generation(ALICE))
+    assert snapshots.save(ALICE, columns(TEXTS[:2]), None, snapshots.generation(ALICE))
     restored = snapshots.load(ALICE, 0)
-    assert restored is not None and [it.text for it in restored.items] == TEXTS[:2]
+    assert restored is not None and [restored[0].items[n].text for n in range(2)] == TEXTS[:2]
     assert Snapshots(tmp_path, embedder="another model").load(ALICE, 0) is None

@@ -1,0 +1,240 @@
+"""Write tokens (memory.write_tokens) against a real embedded Chroma: a mark while a write runs,
+a new token after it, and the cold loads of memory.semantic that trust a snapshot only then."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.chroma_backend import ChromaStore
+from memory.embeddings import LocalEmbedder
+from memory.errors import StoreUnavailable
+from memory.semantic import UserMemory, open_user_memory, scope_for
+from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
+from tests.memory.fixtures_semantic import Clock
+
+ALICE = "111111111111111111"
+BOB = "222222222222222222"
+GUILD = scope_for("900000000000000000")
+TEXTS = [f"note {n}: I keep bees number {n} on the roof in Porto" for n in range(12)]
+
+CRASHING_WRITER = """
+import os, sys
+import numpy as np
+from memory.chroma_backend import ChromaStore
+from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
+store = ChromaStore.open(path=sys.argv[1], host=None, port=None, collection="user_memory",
+                         embedder_name=sys.argv[2], dimension=None)
+tokens = WriteTokens(store.log(TOKEN_SUFFIX))
+with tokens.writing([sys.argv[3]]):
+    store.add(["crashed-item"], np.asarray([sys.argv[4].split(",")], np.float32), ["the write that crashed"],
+              [{"user_id": sys.argv[3], "scope": "", "created_at": 1.0}])
+    os._exit(3)  # dies between the write and its new token
+"""
+
+
+def tokens_of(path: Path, clock: Clock | None = None, embedder: str = "test") -> WriteTokens:
+    store = ChromaStore.open(path=path, host=None, port=None, collection="user_memory", embedder_name=embedder,
+                             dimension=None)
+    return WriteTokens(store.log(TOKEN_SUFFIX), **({"clock": clock} if clock else {}))
+
+
+def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:
+    return open_user_memory(str(path), embedder=embedder, snapshot_after=1, **options)  # type: ignore[arg-type]
+
+
+async def texts_found(mem: UserMemory, query: str = "bees roof Porto") -> set[str]:
+    return {hit.text for hit in await mem.search(ALICE, query, k=50)}
+
+
+async def stored_and_closed(path: Path, embedder: LocalEmbedder, texts: list[str] = TEXTS,
+                            **options: object) -> list[str]:
+    """ALICE's items stored and loaded once; closing writes her snapshot with her token."""
+    async with opened(path, embedder, **options) as mem:
+        ids = await mem.add_many([(ALICE, t, None, GUILD) for t in texts])
+        await mem.search(ALICE, "bees")
+    return ids
+
+
+# -- the tokens themselves ---------------------------------------------------------------------
+
+
+def test_a_user_has_no_token_until_one_is_asked_for_or_written(tmp_path: Path) -> None:
+    tokens = tokens_of(tmp_path / "chroma")
+    assert tokens.current(ALICE) is None
+    made = tokens.current(ALICE, create=True)
+    assert made is not None and tokens.current(ALICE) == made
+    assert tokens.current(BOB) is None
+
+
+def test_a_write_shows_no_token_while_it_runs_and_a_new_one_after(tmp_path: Path) -> None:
+    tokens = tokens_of(tmp_path / "chroma")
+    before = tokens.current(ALICE, create=True)
+    with tokens.writing([ALICE]) as renewed:
+        assert tokens.current(ALICE) is None
+        assert tokens.current(BOB, create=True) is not None  # another user's writes are apart
+    after = tokens.current(ALICE)
+    assert after is not None and after != before and renewed == {ALICE: after}
+
+
+def test_a_write_that_fails_still_changes_the_token(tmp_path: Path) -> None:
+    tokens = tokens_of(tmp_path / "chroma")
+    before = tokens.current(ALICE, create=True)
+    with pytest.raises(StoreUnavailable), tokens.writing([ALICE]):
+        raise StoreUnavailable("the store went away mid-write")
+    assert tokens.current(ALICE) not in (None, before)
+
+
+def test_while_any_of_two_overlapping_writers_runs_there_is_no_token(tmp_path: Path) -> None:
+    tokens = tokens_of(tmp_path / "chroma")
+    first_in, second_done, seen = threading.Event(), threading.Event(), []
+
+    def slow_writer() -> None:
+        with tokens.writing([ALICE]):
+            first_in.set()
+            second_done.wait(30)
+            seen.append(tokens.current(ALICE))
+
+    thread = threading.Thread(target=slow_writer)
+    thread.start()
+    first_in.wait(30)
+    with tokens.writing([ALICE]):
+        pass
+    seen.append(tokens.current(ALICE))  # the second writer ended; the first still runs
+    second_done.set()
+    thread.join(30)
+
+    assert seen == [None, None]
+    assert tokens.current(ALICE) is not None
+
+
+def test_a_mark_left_by_a_dead_writer_expires_into_a_new_token(tmp_path: Path, clock: Clock) -> None:
+    tokens = tokens_of(tmp_path / "chroma", clock)
+    before = tokens.current(ALICE, create=True)
+    writing = tokens.writing([ALICE])
+    writing.__enter__()  # a writer that never comes back: its mark stays
+    assert tokens.current(ALICE) is None
+    clock.advance(seconds=599)
+    assert tokens.current(ALICE) is None
+
+    clock.advance(seconds=2)
+    assert tokens.current(ALICE) is None  # this read renews the token and removes the mark
+    after = tokens.current(ALICE)
+    assert after is not None and after != before
+
+
+# -- cold loads of the memory -----------------------------------------------------------------
+
+
+async def test_a_cold_load_whose_token_is_current_reads_no_ids_and_ranks_as_chroma_does(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await stored_and_closed(path, local_embedder)
+
+    async with opened(path, local_embedder) as mem:
+        from_snapshot = [(h.text, round(h.score, 9)) for h in await mem.search(ALICE, "bees number 7", k=10)]
+        assert mem.last_load is not None and mem.last_load.route == "token"
+        assert mem.last_load.ids_ms == 0.0 and mem.last_load.items == len(TEXTS)
+    async with opened(path, local_embedder, snapshots=False) as plain:
+        from_chroma = [(h.text, round(h.score, 9)) for h in await plain.search(ALICE, "bees number 7", k=10)]
+        assert plain.last_load is not None and plain.last_load.route == "chroma"
+    assert from_snapshot == from_chroma
+
+
+async def test_an_add_by_another_writer_since_the_snapshot_makes_the_load_check_ids(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await stored_and_closed(path, local_embedder)
+    async with opened(path, local_embedder, snapshots=False) as elsewhere:
+        await elsewhere.add(ALICE, "I moved the bees to Lisbon", scope=GUILD)
+
+    async with opened(path, local_embedder) as mem:
+        found = await texts_found(mem)
+        assert mem.last_load is not None and mem.last_load.route == "ids"
+    assert found == {*TEXTS, "I moved the bees to Lisbon"}
+    async with opened(path, local_embedder) as again:  # the load rewrote the snapshot with the token
+        assert await texts_found(again) == found
+        assert again.last_load is not None and again.last_load.route == "token"
+
+
+async def test_a_forget_by_another_writer_is_honoured_by_a_cold_load(tmp_path: Path,
+                                                                      local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    ids = await stored_and_closed(path, local_embedder)
+    async with opened(path, local_embedder, snapshots=False) as elsewhere:
+        assert await elsewhere.delete(ALICE, ids[0])
+        await elsewhere.add(BOB, "bees", scope=GUILD)
+
+    async with opened(path, local_embedder) as mem:
+        found = await texts_found(mem)
+        assert mem.last_load is not None and mem.last_load.route == "ids"
+    assert found == set(TEXTS[1:])
+
+
+async def test_a_writer_that_crashed_between_its_write_and_its_token_is_found(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    # Chroma in worker processes that end on close: the folder is open in no process when the
+    # crashing writer (another process) writes to it
+    await stored_and_closed(path, local_embedder, chroma_process=True)
+    vector = ",".join(str(v) for v in local_embedder.embed(["the write that crashed"])[0])
+    done = subprocess.run([sys.executable, "-c", CRASHING_WRITER, str(path), local_embedder.name, ALICE, vector],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 3, done.stderr
+
+    async with opened(path, local_embedder, chroma_process=True) as mem:
+        found = await texts_found(mem, "the write that crashed")
+        assert mem.last_load is not None and mem.last_load.route == "ids"
+    assert "the write that crashed" in found and len(found) == len(TEXTS) + 1
+
+
+async def test_items_added_while_a_cold_load_runs_are_in_every_later_load(tmp_path: Path,
+                                                                          local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await stored_and_closed(path, local_embedder)
+    late = [f"late note {n} about the bees" for n in range(6)]
+
+    async with opened(path, local_embedder) as mem:
+        results = await asyncio.gather(mem.search(ALICE, "bees", k=50),
+                                       *(mem.add(ALICE, text, scope=GUILD) for text in late))
+        assert {h.text for h in results[0]} <= {*TEXTS, *late}
+        assert await texts_found(mem) == {*TEXTS, *late}
+    async with opened(path, local_embedder) as again:
+        assert await texts_found(again) == {*TEXTS, *late}
+        assert again.last_load is not None and again.last_load.route == "token"
+
+
+async def test_a_snapshot_whose_token_is_current_but_whose_file_is_corrupt_is_not_used(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await stored_and_closed(path, local_embedder)
+    [file] = (tmp_path / "chroma-snapshots" / "user_memory").glob("*.npz")
+    raw = bytearray(file.read_bytes())
+    middle = len(raw) // 2
+    raw[middle:middle + 64] = bytes(64)  # bytes flipped inside the file: its checksums fail
+    file.write_bytes(bytes(raw))
+
+    async with opened(path, local_embedder) as mem:
+        assert await texts_found(mem) == set(TEXTS)
+        assert mem.last_load is not None and mem.last_load.route == "chroma"
+
+
+async def test_a_snapshot_of_many_adds_in_one_process_keeps_the_last_writes_token(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await stored_and_closed(path, local_embedder)
+    async with opened(path, local_embedder) as mem:
+        await mem.search(ALICE, "bees")
+        for n in range(3):
+            await mem.add(ALICE, f"one more hive, number {n}", scope=GUILD)
+    tokens = tokens_of(path, embedder=local_embedder.name)
+    kept = np.load(next((tmp_path / "chroma-snapshots" / "user_memory").glob("*.npz")))["token"]
+    assert str(kept) == tokens.current(ALICE)
