@@ -68,7 +68,6 @@ import time
 import uuid
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -120,6 +119,9 @@ LOAD_PAGE = 200
 # A user's items are written to a snapshot once this many of them are not in one: a cold load
 # then fetches at most about this many items from Chroma besides reading the snapshot.
 SNAPSHOT_AFTER = 500
+# A user's writes are settled (new write token, mark removed: memory.write_tokens) once none came
+# for this long: until then other processes' cold loads of that user check ids.
+SETTLE_AFTER_S = 5.0
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -176,7 +178,8 @@ class UserMemory:
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
         self._tokens = tokens
-        self._in_flight: dict[str, int] = {}  # users -> writes of theirs running now (loop thread)
+        self._settle_timer: asyncio.TimerHandle | None = None
+        self._settling: asyncio.Task[None] | None = None
         self.last_load: ColdLoad | None = None
         self._saving: set[str] = set()  # users whose snapshot is being written (one at a time each)
         self._next_poll = 0.0
@@ -211,6 +214,10 @@ class UserMemory:
         worker threads; idempotent. A shared embedder passed in is left open."""
         if self._pool.closed:
             return
+        if self._settle_timer is not None:
+            self._settle_timer.cancel()
+            self._settle_timer = None
+        await self._settle(0.0)
         # users with many items get a current snapshot, so that the next start loads them fast
         saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
                  if entry.unsaved and entry.live >= self._snapshot_after]
@@ -243,9 +250,6 @@ class UserMemory:
             meta["truncated_from"] = original
         return uuid.uuid4().hex, stored, indexed_text(stored, meta), meta
 
-    def _writing(self, user_ids: Sequence[str]) -> AbstractContextManager[dict[str, str]]:
-        return self._tokens.writing(user_ids) if self._tokens is not None else nullcontext({})
-
     def _prepare_all(self, items: Sequence[AddItem], now: float) -> list[Row]:
         rows = []
         for n, item in enumerate(items):
@@ -256,7 +260,7 @@ class UserMemory:
                 raise type(exc)(f"item {n}: {exc}") from None
         return rows
 
-    def _embed_and_add(self, rows: list[Row]) -> tuple[np.ndarray, dict[str, str]]:
+    def _embed_and_add(self, rows: list[Row]) -> np.ndarray:
         texts = [r[2] for r in rows]
         known = [self._recent_vectors.get(t) for t in texts]
         missing = [t for t, v in zip(texts, known, strict=True) if v is None]
@@ -265,12 +269,11 @@ class UserMemory:
         by_user: dict[str, list[str]] = {}
         for r in rows:
             by_user.setdefault(r[3]["user_id"], []).append(r[0])
-        with self._writing(list(by_user)) as renewed:
-            self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
-            if self._feed is not None:
-                for user_id, ids in by_user.items():
-                    self._feed.publish(user_id, "add", ids)
-        return vectors, renewed
+        self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
+        if self._feed is not None:
+            for user_id, ids in by_user.items():
+                self._feed.publish(user_id, "add", ids)
+        return vectors
 
     async def add(self, user_id: str, text: str, metadata: dict[str, Any] | None = None,
                   scope: str | None = None) -> str:
@@ -298,16 +301,13 @@ class UserMemory:
         the new ones (all written) or are dropped (a failure part-way)."""
         await self._embedder_ready()
         batches: list[np.ndarray] = []
-        renewed: dict[str, str] = {}
         by_user: dict[str, list[int]] = {}
         for n, row in enumerate(rows):
             by_user.setdefault(row[3]["user_id"], []).append(n)
-        self._begin_writes(by_user)
+        await self._begin_writes(by_user)
         try:
             for start in range(0, len(rows), self._batch):
-                vectors, tokens = await self._pool.run(self._embed_and_add, rows[start:start + self._batch])
-                batches.append(vectors)
-                renewed.update(tokens)
+                batches.append(await self._pool.run(self._embed_and_add, rows[start:start + self._batch]))
         except BaseException:
             self._end_writes(by_user)
             for user_id in by_user:
@@ -324,8 +324,6 @@ class UserMemory:
         try:
             if updates:
                 await self._pool.run(_append_all, updates)
-                for user_id, entry, _, _ in updates:
-                    entry.token = self._token_after(user_id, renewed)
         finally:
             self._end_writes(by_user)
         if updates:
@@ -394,10 +392,11 @@ class UserMemory:
 
         def save() -> None:
             try:
-                token = self._current_token(user_id) if self._feed is not None else None
+                token = self._save_token(user_id, entry)
                 with entry.lock:
                     columns = entry.columns()
-                    token = token if self._feed is not None else entry.token
+                    if self._feed is None:
+                        entry.token = token
                 if self._feed is not None and token is not None:
                     token = token if self._store_ids(user_id) == set(columns["ids"].tolist()) else None
                 if len(columns["ids"]):
@@ -417,32 +416,63 @@ class UserMemory:
         if entries and not self._pool.closed:
             self._pool.submit(entries.clear)
 
-    def _current_token(self, user_id: str) -> str | None:
-        """The user's token now (one is set if none), or None while a write is in progress."""
-        return self._tokens.current(user_id, create=True) if self._tokens is not None else None
+    def _save_token(self, user_id: str, entry: UserItems) -> str | None:
+        """The token a snapshot of `entry` may keep (worker thread; see `_snapshot_later`): this
+        process's writes of the user are settled first when none runs (else None). Without a
+        change feed, that new token, or the entry's own when there was nothing to settle; with
+        one, the token now (one is set if none), to be checked against Chroma's ids."""
+        tokens = self._tokens
+        if tokens is None:
+            return None
+        if tokens.has_session(user_id):
+            settled = tokens.settle(user_id)
+            if settled is None or self._feed is None:
+                return settled
+        elif self._feed is None:
+            return entry.token
+        return tokens.current(user_id, create=True)
 
     def _store_ids(self, user_id: str) -> set[str]:
         return set(self._store.ids(where={"user_id": user_id}))
 
-    def _begin_writes(self, users: Iterable[str]) -> None:
-        for user_id in users:
-            self._in_flight[user_id] = self._in_flight.get(user_id, 0) + 1
+    async def _begin_writes(self, users: Iterable[str]) -> None:
+        """Before a write of these users: their marks are in Chroma (`memory.write_tokens`)."""
+        if self._tokens is not None:
+            await self._pool.run(self._tokens.begin, list(users))
 
     def _end_writes(self, users: Iterable[str]) -> None:
-        for user_id in users:
-            left = self._in_flight.pop(user_id, 1) - 1
-            if left:
-                self._in_flight[user_id] = left
+        """After a write of these users (and after their cached items took it in, if cached), or
+        after it failed; the users are settled once no write of theirs came for SETTLE_AFTER_S."""
+        if self._tokens is None:
+            return
+        self._tokens.end(users)
+        if self._settle_timer is None and not self._pool.closed:
+            loop = asyncio.get_running_loop()
+            self._settle_timer = loop.call_later(SETTLE_AFTER_S, self._settle_later)
 
-    def _token_after(self, user_id: str, renewed: Mapping[str, str]) -> str | None:
-        """The token a cached entry may take once this process's write of the user is in it
-        (set on the loop thread after the entry took the write in, before the write counts as
-        ended): the one that write set, when no other write of the user is running here (each
-        counts until its entry took it in) and no other process writes (no change feed); else
-        None (unknown)."""
-        if self._feed is not None or self._in_flight.get(user_id, 0) > 1:
-            return None
-        return renewed.get(user_id)
+    def _settle_later(self) -> None:
+        self._settle_timer = None
+        if self._settling is None or self._settling.done():
+            self._settling = asyncio.get_running_loop().create_task(self._settle(SETTLE_AFTER_S))
+
+    async def _settle(self, idle_s: float) -> None:
+        """Settle the users idle for `idle_s` (new tokens, marks removed); their cached items
+        take the new token when this process is the only writer (no change feed)."""
+        tokens = self._tokens
+        if tokens is None or self._pool.closed:
+            return
+        try:
+            settled = await self._pool.run(tokens.settle_idle, idle_s)
+        except StoreUnavailable as exc:
+            log.warning("semantic memory: cannot settle write tokens in %s: %s", self.where, exc)
+            settled = {}
+        if self._feed is None:
+            for user_id, token in settled.items():
+                entry = self._cache.peek(user_id)
+                if entry is not None:
+                    entry.token = token
+        if tokens.sessions() and self._settle_timer is None and not self._pool.closed:
+            self._settle_timer = asyncio.get_running_loop().call_later(SETTLE_AFTER_S, self._settle_later)
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
@@ -597,20 +627,18 @@ class UserMemory:
         is removed before and after `erase` (and rewritten from the cached items, if any)."""
         snapshots = self._snapshots
 
-        def erased() -> tuple[T, dict[str, str]]:
+        def erased() -> T:
             if snapshots is not None:
                 snapshots.drop(user_id)
             try:
-                with self._writing([user_id]) as renewed:
-                    result = erase()
-                return result, renewed
+                return erase()
             finally:
                 if snapshots is not None:
                     snapshots.drop(user_id)
 
-        self._begin_writes([user_id])
+        await self._begin_writes([user_id])
         try:
-            result, renewed = await self._pool.run(erased)
+            result = await self._pool.run(erased)
         except BaseException:
             self._end_writes([user_id])
             self._versions.bump(user_id)
@@ -624,7 +652,6 @@ class UserMemory:
                     with entry.lock:
                         remove(entry)
                 await self._pool.run(locked)
-                entry.token = self._token_after(user_id, renewed)
         finally:
             self._end_writes([user_id])
         if entry is not None:

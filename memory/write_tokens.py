@@ -2,23 +2,24 @@
 
 Every process that writes a user's items (add, delete, forget) keeps, in a sibling collection
 `<collection>__tokens` of the same Chroma (folder or server), two kinds of record per user:
-- a *mark* for each write in progress, added BEFORE the write touches the items and deleted
-  after it, and
-- the user's *token*, set to a new random value AFTER every write (before its mark goes).
+- a *mark* while this process has written or is writing the user's items: put BEFORE the first
+  write touches them (`begin`) and kept through the writes that follow, and
+- the user's *token*, set to a new random value when the process *settles* the user (`settle`:
+  no write of theirs running here), just before its mark is removed.
 
 So for any two reads of the user's records that both see no mark and the same token, no write
-of that user ended between them, and none was in progress at either (a write adds its mark
-before it changes anything). `memory.snapshot` keeps with a user's snapshot the token read
-before the snapshot's items were checked against the ids Chroma had; a cold load that reads
-that same token and no mark needs no id read. Anything else (a mark, another token, no
+of that user ended between them, and none was running at either. `memory.snapshot` keeps with
+a user's snapshot a token the snapshot's items are known to be current for; a cold load that
+reads that same token and no mark needs no id read. Anything else (a mark, another token, no
 token) means "unknown": the load checks the ids as before. Values are never reused, so a
-token cannot come back to an older value.
+token cannot come back to an older value. A write costs Chroma calls only when it opens the
+user's mark (the first write since the last settle): a run of adds pays once, and
+`memory.semantic` settles a user some seconds after their last write, and on close.
 
-Crashes: a write that dies after adding its mark leaves the mark, which makes every load of
-that user check ids. A mark older than `stale_after_s` (far beyond any call's time bound) is
-taken as a dead writer's: the reader sets a new token first, then deletes the mark, so a
-snapshot taken while it stood can never match. A failure to set the token or remove a mark
-after a write is logged and left: it can only make loads check ids.
+Crashes: a process that dies with a mark leaves it, which makes every load of that user check
+ids. A mark not refreshed for `stale_after_s` (a writer refreshes its mark at a quarter of
+that) is taken as a dead writer's: the reader sets a new token first, then deletes the mark, so
+a snapshot taken while it stood can never match.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -27,14 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memory.chroma_backend import StoredItem
-from memory.errors import StoreUnavailable
 
 __all__ = ["TOKEN_SUFFIX", "TokenLog", "WriteTokens"]
 
@@ -47,9 +48,6 @@ STALE_AFTER_S = 600.0
 class TokenLog(Protocol):
     """What the tokens need of a Chroma collection (`ChromaStore` or `ChromaProcess`)."""
 
-    def add(self, ids: Sequence[str], embeddings: Sequence[Sequence[float]], documents: Sequence[str],
-            metadatas: Sequence[Mapping[str, Any]]) -> None: ...
-
     def upsert(self, ids: Sequence[str], documents: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None: ...
 
     def get(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None) -> list[StoredItem]: ...
@@ -61,35 +59,90 @@ def _token_id(user_id: str) -> str:
     return "t:" + hashlib.sha256(user_id.encode()).hexdigest()[:40]
 
 
+@dataclass(slots=True)
+class _Session:
+    """This process's mark for one user: since when it stands, and how many writes run now."""
+
+    mark: str
+    marked_at: float
+    running: int = 0
+    last_end: float = 0.0
+
+
 class WriteTokens:
-    """The marks and tokens of every user in one collection (blocking; run in a worker thread)."""
+    """The marks and tokens of every user in one collection (thread-safe). `begin`, `settle`
+    and `current` call Chroma (run them in a worker thread); `end` and `has_session` do not."""
 
     def __init__(self, store: TokenLog, *, stale_after_s: float = STALE_AFTER_S,
                  clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self._stale_after_s = stale_after_s
         self._clock = clock
+        self._io = threading.Lock()  # one begin or settle at a time: a write never overtakes its mark
+        self._lock = threading.Lock()  # the sessions themselves (held for no I/O)
+        self._sessions: dict[str, _Session] = {}
 
-    @contextmanager
-    def writing(self, user_ids: Iterable[str]) -> Iterator[dict[str, str]]:
-        """Around one write of these users' items: marks before, new tokens and no marks after
-        (also when the write failed: whether it landed is unknown, so the token changes). The
-        dict yielded holds, once the block is left, each user's new token (none that failed)."""
+    def begin(self, user_ids: Iterable[str]) -> None:
+        """Before this process writes these users' items: when this returns, each user's mark
+        is in Chroma. Pair every call that returns with one `end` of the same users."""
         users = sorted(set(user_ids))
-        marks = ["w:" + uuid.uuid4().hex for _ in users]
-        at = self._clock()
-        self._store.add(marks, [[0.0]] * len(marks), [""] * len(marks),
-                        [{"user_id": u, "kind": "mark", "at": at} for u in users])
-        renewed: dict[str, str] = {}
-        try:
-            yield renewed
-        finally:
-            try:
-                renewed.update(self._renew(users))
-                self._store.delete(marks)
-            except StoreUnavailable as exc:
-                log.warning("semantic memory: write tokens of %d user(s) not renewed (%s); their loads "
-                            "will check ids", len(users), exc)
+        with self._io:
+            now = self._clock()
+            with self._lock:
+                due = {u: self._sessions[u].mark if u in self._sessions else "w:" + uuid.uuid4().hex
+                       for u in users
+                       if u not in self._sessions or now - self._sessions[u].marked_at > self._stale_after_s / 4}
+            if due:
+                self._store.upsert(list(due.values()), [""] * len(due),
+                                   [{"user_id": u, "kind": "mark", "at": now} for u in due])
+            with self._lock:
+                for u in users:
+                    session = self._sessions.setdefault(u, _Session(due.get(u, ""), now))
+                    if u in due:
+                        session.marked_at = now
+                    session.running += 1
+
+    def end(self, user_ids: Iterable[str]) -> None:
+        """This process's write of these users (begun with `begin`) is over, wherever it went."""
+        with self._lock:
+            for u in set(user_ids):
+                session = self._sessions.get(u)
+                if session is not None and session.running:
+                    session.running -= 1
+                    session.last_end = self._clock()
+
+    def sessions(self) -> int:
+        """How many users this process holds a mark for."""
+        with self._lock:
+            return len(self._sessions)
+
+    def has_session(self, user_id: str) -> bool:
+        """Whether this process holds a mark for the user (it wrote since the last settle)."""
+        with self._lock:
+            return user_id in self._sessions
+
+    def settle(self, user_id: str) -> str | None:
+        """When this process holds the user's mark and no write of theirs runs here: a new
+        token, then the mark goes; returns that token. None otherwise."""
+        return self.settle_idle(0.0, [user_id]).get(user_id)
+
+    def settle_idle(self, idle_s: float, user_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Settle every user (of `user_ids`, default all) whose last write here ended at least
+        `idle_s` ago and none runs; returns their new tokens."""
+        with self._io:
+            now = self._clock()
+            with self._lock:
+                chosen = self._sessions if user_ids is None else {u: self._sessions[u] for u in user_ids
+                                                                  if u in self._sessions}
+                idle = {u: s.mark for u, s in chosen.items() if not s.running and now - s.last_end >= idle_s}
+            if not idle:
+                return {}
+            tokens = self._renew(list(idle))
+            self._store.delete(list(idle.values()))
+            with self._lock:
+                for u in idle:
+                    self._sessions.pop(u, None)
+            return tokens
 
     def _renew(self, users: Sequence[str]) -> dict[str, str]:
         at = self._clock()
@@ -99,7 +152,7 @@ class WriteTokens:
         return tokens
 
     def current(self, user_id: str, *, create: bool = False) -> str | None:
-        """The user's token when no write of theirs is in progress, else None. A user with no
+        """The user's token when no process holds a mark for them, else None. A user with no
         token yet has None too, unless `create` (then one is set: that changes nothing else)."""
         records = self._store.get(where={"user_id": user_id})
         now = self._clock()
@@ -107,8 +160,8 @@ class WriteTokens:
         if marks:
             stale = [r.id for r in marks if now - float(r.metadata.get("at", now)) > self._stale_after_s]
             if stale:
-                log.warning("semantic memory: %d write mark(s) of a user older than %g s taken as a dead "
-                            "writer's; token renewed", len(stale), self._stale_after_s)
+                log.warning("semantic memory: %d write mark(s) of a user not refreshed for %g s taken as a "
+                            "dead writer's; token renewed", len(stale), self._stale_after_s)
                 self._renew([user_id])
                 self._store.delete(stale)
             return None

@@ -7,7 +7,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 
 from memory.chroma_backend import ChromaStore
 from memory.embeddings import LocalEmbedder
-from memory.errors import StoreUnavailable
+from memory import semantic
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
 from tests.memory.fixtures_semantic import Clock
@@ -33,10 +32,10 @@ from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
 store = ChromaStore.open(path=sys.argv[1], host=None, port=None, collection="user_memory",
                          embedder_name=sys.argv[2], dimension=None)
 tokens = WriteTokens(store.log(TOKEN_SUFFIX))
-with tokens.writing([sys.argv[3]]):
-    store.add(["crashed-item"], np.asarray([sys.argv[4].split(",")], np.float32), ["the write that crashed"],
-              [{"user_id": sys.argv[3], "scope": "", "created_at": 1.0}])
-    os._exit(3)  # dies between the write and its new token
+tokens.begin([sys.argv[3]])
+store.add(["crashed-item"], np.asarray([sys.argv[4].split(",")], np.float32), ["the write that crashed"],
+          [{"user_id": sys.argv[3], "scope": "", "created_at": 1.0}])
+os._exit(3)  # dies after the write, before its user is settled
 """
 
 
@@ -74,60 +73,72 @@ def test_a_user_has_no_token_until_one_is_asked_for_or_written(tmp_path: Path) -
     assert tokens.current(BOB) is None
 
 
-def test_a_write_shows_no_token_while_it_runs_and_a_new_one_after(tmp_path: Path) -> None:
+def test_from_a_writes_begin_until_it_is_settled_there_is_no_token_then_a_new_one(tmp_path: Path) -> None:
     tokens = tokens_of(tmp_path / "chroma")
     before = tokens.current(ALICE, create=True)
-    with tokens.writing([ALICE]) as renewed:
-        assert tokens.current(ALICE) is None
-        assert tokens.current(BOB, create=True) is not None  # another user's writes are apart
-    after = tokens.current(ALICE)
-    assert after is not None and after != before and renewed == {ALICE: after}
+    tokens.begin([ALICE])
+    assert tokens.current(ALICE) is None
+    assert tokens.current(BOB, create=True) is not None  # another user's writes are apart
+    tokens.end([ALICE])
+    assert tokens.current(ALICE) is None  # ended, not settled: the mark stands
+
+    settled = tokens.settle(ALICE)
+    assert settled is not None and settled != before and tokens.current(ALICE) == settled
+    assert tokens.settle(ALICE) is None  # nothing written since
 
 
-def test_a_write_that_fails_still_changes_the_token(tmp_path: Path) -> None:
+def test_a_user_is_not_settled_while_any_write_of_theirs_runs(tmp_path: Path) -> None:
     tokens = tokens_of(tmp_path / "chroma")
-    before = tokens.current(ALICE, create=True)
-    with pytest.raises(StoreUnavailable), tokens.writing([ALICE]):
-        raise StoreUnavailable("the store went away mid-write")
-    assert tokens.current(ALICE) not in (None, before)
+    tokens.begin([ALICE])
+    tokens.begin([ALICE, BOB])
+    tokens.end([ALICE, BOB])
+
+    assert tokens.settle(ALICE) is None and tokens.current(ALICE) is None
+    assert tokens.settle_idle(0.0).keys() == {BOB}
+    tokens.end([ALICE])
+    assert tokens.settle(ALICE) == tokens.current(ALICE) is not None
 
 
-def test_while_any_of_two_overlapping_writers_runs_there_is_no_token(tmp_path: Path) -> None:
-    tokens = tokens_of(tmp_path / "chroma")
-    first_in, second_done, seen = threading.Event(), threading.Event(), []
+def test_two_writers_marks_keep_the_token_unknown_until_both_settled(tmp_path: Path) -> None:
+    first, second = tokens_of(tmp_path / "chroma"), tokens_of(tmp_path / "chroma")  # two processes' tokens
+    first.begin([ALICE])
+    second.begin([ALICE])
+    second.end([ALICE])
+    assert second.settle(ALICE) is not None
 
-    def slow_writer() -> None:
-        with tokens.writing([ALICE]):
-            first_in.set()
-            second_done.wait(30)
-            seen.append(tokens.current(ALICE))
-
-    thread = threading.Thread(target=slow_writer)
-    thread.start()
-    first_in.wait(30)
-    with tokens.writing([ALICE]):
-        pass
-    seen.append(tokens.current(ALICE))  # the second writer ended; the first still runs
-    second_done.set()
-    thread.join(30)
-
-    assert seen == [None, None]
-    assert tokens.current(ALICE) is not None
+    assert second.current(ALICE) is None  # the first writer's mark still stands
+    first.end([ALICE])
+    assert first.settle(ALICE) == second.current(ALICE) is not None
 
 
 def test_a_mark_left_by_a_dead_writer_expires_into_a_new_token(tmp_path: Path, clock: Clock) -> None:
     tokens = tokens_of(tmp_path / "chroma", clock)
     before = tokens.current(ALICE, create=True)
-    writing = tokens.writing([ALICE])
-    writing.__enter__()  # a writer that never comes back: its mark stays
-    assert tokens.current(ALICE) is None
+    tokens.begin([ALICE])  # a writer that never comes back: its mark stays
+    reader = tokens_of(tmp_path / "chroma", clock)
     clock.advance(seconds=599)
-    assert tokens.current(ALICE) is None
+    assert reader.current(ALICE) is None
 
     clock.advance(seconds=2)
-    assert tokens.current(ALICE) is None  # this read renews the token and removes the mark
-    after = tokens.current(ALICE)
+    assert reader.current(ALICE) is None  # this read renews the token and removes the mark
+    after = reader.current(ALICE)
     assert after is not None and after != before
+
+
+def test_a_writer_that_keeps_writing_refreshes_its_mark_so_it_is_never_taken_as_dead(
+        tmp_path: Path, clock: Clock) -> None:
+    store = ChromaStore.open(path=tmp_path / "chroma", host=None, port=None, collection="user_memory",
+                             embedder_name="test", dimension=None).log(TOKEN_SUFFIX)
+    writer, reader = WriteTokens(store, clock=clock), WriteTokens(store, clock=clock)
+    writer.begin([ALICE])
+    writer.end([ALICE])
+    clock.advance(seconds=400)
+    writer.begin([ALICE])  # older than a quarter of the stale time: refreshed
+    writer.end([ALICE])
+    clock.advance(seconds=400)
+
+    assert reader.current(ALICE) is None
+    assert [r.metadata["kind"] for r in store.get(where={"user_id": ALICE})] == ["mark"]
 
 
 # -- cold loads of the memory -----------------------------------------------------------------
@@ -238,3 +249,21 @@ async def test_a_snapshot_of_many_adds_in_one_process_keeps_the_last_writes_toke
     tokens = tokens_of(path, embedder=local_embedder.name)
     kept = np.load(next((tmp_path / "chroma-snapshots" / "user_memory").glob("*.npz")))["token"]
     assert str(kept) == tokens.current(ALICE)
+
+
+async def test_a_users_writes_are_settled_once_none_came_for_a_while(tmp_path: Path, local_embedder: LocalEmbedder,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, "SETTLE_AFTER_S", 0.3)
+    path = tmp_path / "chroma"
+    async with opened(path, local_embedder) as mem:
+        tokens = tokens_of(path, embedder=local_embedder.name)
+        await mem.add(ALICE, "the first hive", scope=GUILD)
+        await mem.add(ALICE, "the second hive", scope=GUILD)
+        assert tokens.current(ALICE) is None  # written, not settled yet
+        await asyncio.sleep(1.0)
+        settled = tokens.current(ALICE)
+        assert settled is not None
+
+        await mem.add(ALICE, "the third hive", scope=GUILD)
+        assert tokens.current(ALICE) is None
+    assert tokens.current(ALICE) not in (None, settled)  # closing settles too
