@@ -5,7 +5,9 @@
   HF_HUB_OFFLINE=1, so nothing is ever downloaded. The model is loaded once, lazily, on the
   first `embed` (or an explicit `load()`), under a lock: importing torch and loading the
   weights takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
-  background at open.
+  background at open. Once loaded, every object alive is frozen out of the cyclic garbage
+  collector (`gc.freeze`): the model's objects stay for the process's life, and walking them in
+  every full collection stalled the event loop.
 - `OpenAIEmbedder`: an OpenAI-compatible `/embeddings` endpoint through the synchronous
   `openai.OpenAI` client (callers run it in a worker thread), with a timeout and the
   client's own bounded retries.
@@ -18,6 +20,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import math
@@ -148,6 +151,11 @@ class LocalEmbedder:
                 self._model = SentenceTransformer(str(self._path), device="cpu")
             except Exception as exc:
                 raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
+            # torch, transformers and the model are hundreds of thousands of objects that live
+            # as long as the process: moved out of the cyclic collector's reach, a full
+            # collection no longer walks them all, which held the event loop for 80-290 ms each
+            # time (bench/README.md, "One heavy user")
+            gc.freeze()
             log.info("loaded %s from %s (%d threads)", LOCAL_MODEL_NAME, self._path, self._threads)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
