@@ -112,7 +112,7 @@ class KeywordIndex:
         index._lengths = array("d", lengths.tobytes())
         # read-only numpy views until `add` first appends to a term (then it becomes an array)
         ends = np.cumsum(counts).tolist()
-        starts = [0, *ends[:-1]]
+        starts = [0, *ends[:-1]] if ends else []
         index._docs = {term: docs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
         index._tfs = {term: tfs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
         return index

@@ -40,10 +40,16 @@ Rules, in one place:
   object's adds append to them, its deletes and forgets mark rows dead; nothing is rebuilt
   or reloaded on a timer.
 - Snapshots (`memory.snapshot`): a user with many items is also kept in a file of this
-  process (beside the Chroma folder by default), so a cold load reads that file plus the ids
-  Chroma has for the user now, drops the rows Chroma no longer has and fetches only the
-  missing items: a stale snapshot is never served. A delete or forget removes the user's file
-  first (and rewrites it from the cached items, without the forgotten ones).
+  process (beside the Chroma folder by default), written in the background once
+  `snapshot_after` of the user's items are not in it, after a load that found it stale, and on
+  close. Every write also keeps the user's write token in Chroma (`memory.write_tokens`: a
+  mark from this process's first write of the user until it settles them, SETTLE_AFTER_S after
+  their last write, before a snapshot and on close; then a new token). A cold load reads the
+  token: when it is the snapshot's, the file is used as it is (no id read); otherwise it reads
+  the ids Chroma has for the user now, drops the rows Chroma no longer has and fetches only the
+  missing items. So a stale snapshot is never served. A delete or forget removes the user's
+  file first (and rewrites it from the cached items, without the forgotten ones).
+  `last_load` tells how the last load went (`ColdLoad`).
 - Other processes sharing a Chroma server: with `share_changes` (on by default with a
   server) every write is also recorded in a change feed (`memory.change_feed`) that each
   process polls at most once per `feed_interval_s` (1 s) at the start of a search or list,

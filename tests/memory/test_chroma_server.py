@@ -275,3 +275,23 @@ async def test_items_written_before_a_server_restart_are_found_after_it(tmp_path
                 "My car is a green Škoda"]
     finally:
         server.stop()
+
+
+async def test_a_server_snapshot_is_trusted_until_a_peer_process_writes(
+        chroma_server: ChromaServer, local_embedder: LocalEmbedder, peer: Peer, tmp_path: Path,
+        request: pytest.FixtureRequest) -> None:
+    collection = _collection(request)
+    options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder, collection=collection,
+                   feed_interval_s=FEED_S, snapshot_dir=tmp_path / "snapshots", snapshot_after=1)
+    async with open_user_memory(**options) as mem:
+        await mem.add_many([(ALICE, f"my hive number {n} is on the roof", None, "dm") for n in range(5)])
+        await mem.search(ALICE, "hive", scope="dm")
+    async with open_user_memory(**options) as mem:  # nothing written since: the token is current
+        assert len(await mem.search(ALICE, "hive", k=10, scope="dm")) == 5
+        assert mem.last_load is not None and mem.last_load.route == "token"
+
+    await peer.ask("add", collection, ALICE, "a swarm left hive number 2", "dm")
+    async with open_user_memory(**options) as mem:
+        texts = [h.text for h in await mem.search(ALICE, "swarm hive", k=10, scope="dm")]
+        assert mem.last_load is not None and mem.last_load.route == "ids"
+    assert "a swarm left hive number 2" in texts and len(texts) == 6

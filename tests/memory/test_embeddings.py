@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 from pathlib import Path
 
@@ -68,6 +69,12 @@ def test_a_batch_gives_the_same_vectors_as_one_by_one(local_embedder: LocalEmbed
 
     for a, b in zip(batch, single, strict=True):
         assert math.isclose(_dot(a, b), 1.0, abs_tol=1e-4)
+
+
+def test_once_the_local_model_is_loaded_the_objects_alive_are_frozen_out_of_the_collector(
+        local_embedder: LocalEmbedder) -> None:
+    local_embedder.load()
+    assert gc.get_freeze_count() > 10_000  # torch's and the model's objects, walked by no collection
 
 
 def test_embedding_nothing_gives_nothing(local_embedder: LocalEmbedder) -> None:

@@ -1,0 +1,79 @@
+"""Packed items (memory.packed_items) and the columns of UserItems they restore into: what comes
+back is what went in, and arrays that do not fit together are refused, not served."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.chroma_backend import StoredItem
+from memory.packed_items import PackedItems
+from memory.user_items import UserItems
+
+ITEMS = [
+    StoredItem("a", "plain text", {"scope": "dm", "created_at": 1.0, "kind": "exchange", "trace_id": "t1"}),
+    StoredItem("b", "", {"scope": "guild:1", "created_at": 2.0, "kind": "reply", "trace_id": "t1"}),
+    StoredItem("c", "ünïcödé 🐝 and \n newlines \x00 too", {"scope": "dm", "created_at": 3.0, "flag": True}),
+]
+
+
+def entry_of(items: list[StoredItem]) -> UserItems:
+    entry = UserItems(0)
+    entry.append(items, np.eye(len(items), 4, dtype=np.float32))
+    return entry
+
+
+def test_rows_restored_from_columns_read_back_as_they_were_stored() -> None:
+    restored = UserItems.from_columns(1, entry_of(ITEMS).columns())
+
+    assert [restored.items[n] for n in range(len(ITEMS))] == ITEMS
+    assert restored.ids == ["a", "b", "c"] and restored.live == 3
+    assert restored.replies.tolist() == [False, True, False]
+    codes = restored.exchanges.tolist()
+    assert codes[0] == codes[1] >= 0 and codes[2] == -1  # one exchange: the message and its reply
+
+
+def test_rows_appended_after_a_restore_are_kept_and_packed_again_with_the_rest() -> None:
+    restored = UserItems.from_columns(1, entry_of(ITEMS[:2]).columns())
+    restored.append([ITEMS[2]], np.eye(1, 4, dtype=np.float32))
+    restored.remove(["a"])
+
+    again = UserItems.from_columns(2, restored.columns())
+    assert [again.items[n] for n in range(2)] == ITEMS[1:]
+    assert np.array_equal(again.matrix, restored.matrix[1:])
+
+
+def test_nothing_packs_to_empty_columns_and_back() -> None:
+    restored = UserItems.from_columns(0, UserItems(0).columns())
+    assert len(restored) == 0 and len(restored.items) == 0
+
+
+def test_offsets_that_do_not_fit_the_blobs_are_refused() -> None:
+    packed = PackedItems().packed([])
+    with pytest.raises(ValueError):
+        PackedItems(["a"], packed["texts"], np.array([5]), packed["metas"], np.array([0]))
+    with pytest.raises(ValueError):
+        PackedItems(["a", "b"], np.frombuffer(b"xy", np.uint8), np.array([2, 1]), np.frombuffer(b"{}{}", np.uint8),
+                    np.array([2, 4]))
+
+
+def test_metadata_that_is_not_an_object_is_refused_when_read() -> None:
+    items = PackedItems(["a"], np.frombuffer(b"hi", np.uint8), np.array([2]), np.frombuffer(b"[1]", np.uint8),
+                        np.array([3]))
+    with pytest.raises(ValueError):
+        items[0]
+
+
+@pytest.mark.parametrize("column", ["created", "scope", "reply", "exchange", "matrix"])
+def test_columns_of_different_lengths_are_refused(column: str) -> None:
+    columns = entry_of(ITEMS).columns()
+    columns[column] = columns[column][:-1]
+    with pytest.raises(ValueError):
+        UserItems.from_columns(0, columns)
+
+
+def test_a_scope_code_out_of_range_is_refused() -> None:
+    columns = entry_of(ITEMS).columns()
+    columns["scope"] = np.array([0, 1, 7], np.int32)
+    with pytest.raises(ValueError):
+        UserItems.from_columns(0, columns)
