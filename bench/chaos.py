@@ -32,7 +32,7 @@ from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
 from bench.chaos_load import run_load, summary  # noqa: E402
-from bench.chaos_world import REPO  # noqa: E402
+from bench.chaos_world import ORPHAN_TIMEOUT_S, REPO  # noqa: E402
 
 TABLE_COLUMNS = ("turns", "lost", "duplicated", "out of order", "integrity", "leaks", "pings", "crashes")
 
@@ -54,6 +54,9 @@ async def _kill(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print(f"  turns stored before their kill: {report.stored_before_kill}; asked again after a "
           f"restart: {report.asked_again}; memory items undone by the start-up reconcile: "
           f"{report.undone_items}")
+    print(f"  the bot's child processes at the kills (Chroma worker and its helper): {report.children}; "
+          f"still running {ORPHAN_TIMEOUT_S:.0f} s after their parent's kill (orphans, counted as leaks): "
+          f"{report.orphans}")
     print(f"  integrity_check failures: {report.integrity}; torn buffer rows: {report.torn}; "
           f"memory writes left unsettled: {report.unsettled}")
     return report.table()
@@ -109,7 +112,9 @@ async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
 async def _load(args: argparse.Namespace, root: Path) -> dict[str, int]:
     report = await run_load(root / "load", channels=args.channels, rounds=args.rounds,
                             latency_s=(args.latency_low, args.latency_high),
-                            concurrency=args.concurrency, seed=args.seed, bot_tree=args.bot_tree)
+                            concurrency=args.concurrency, seed=args.seed, bot_tree=args.bot_tree,
+                            bot_env=dict(kv.split("=", 1) for kv in args.bot_env),
+                            tracemalloc_dir=args.tracemalloc)
     print(f"load: {args.channels} channels x 3 people, {args.rounds} rounds, {report.turns} turns answered "
           f"in {report.seconds:.0f} s, model latency {args.latency_low:g}-{args.latency_high:g} s, "
           f"MAX_CONCURRENT_TURNS {args.concurrency}")
@@ -134,6 +139,10 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--bot-tree", type=Path, default=REPO,
                         help="run the bot of another checkout (a baseline), checked the same way")
+    parser.add_argument("--bot-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="load: a variable for the bot (PYTHONASYNCIODEBUG=1 logs slow callbacks)")
+    parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FOLDER",
+                        help="load: trace the bot's allocations, a snapshot per round in FOLDER")
     args = parser.parse_args(argv)
     rows: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
