@@ -126,7 +126,7 @@ class Runtime:
             self.traces = TraceStore(self.db)
             self.user_memory = await asyncio.to_thread(
                 open_user_memory, settings=s.memory, embedder=self._embedder,
-                chroma_process=s.memory.chroma_process)
+                chroma_process=s.memory.chroma_process, cache_bytes=s.memory.memory_cache_bytes)
             stack.push_async_callback(self.user_memory.close)
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))

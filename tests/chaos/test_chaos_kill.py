@@ -22,7 +22,7 @@ async def test_a_kill_in_every_phase_of_a_turn_loses_tears_and_leaks_nothing(tmp
 
 
 async def test_a_killed_bot_leaves_no_chroma_worker_holding_its_folder(tmp_path: Path) -> None:
-    report = await run_kills(tmp_path, kills=2, seed=3)  # the embedded Chroma in its worker (the default)
+    report = await run_kills(tmp_path, kills=1, seed=3)  # the embedded Chroma in its worker (the default)
     assert report.children >= 2  # the worker was there at each kill
     assert report.orphans == 0   # and went with its parent: the restarted bot had the folder alone
     assert report.table()["lost"] == 0 and report.table()["leaks"] == 0

@@ -1,6 +1,7 @@
-"""CHROMA_PROCESS (the default): the runtime's embedded Chroma runs in a worker process, a child
-of the bot's process, so that its adds and reads cannot hold the bot's GIL; the memory works
-the same, and the worker is gone when the runtime closes."""
+"""The runtime's memory settings: with CHROMA_PROCESS (the default) the embedded Chroma runs in
+a worker process, a child of the bot's process, so that its adds and reads cannot hold the
+bot's GIL (the memory works the same, and the worker is gone when the runtime closes);
+MEMORY_CACHE_MB bounds the people's items the process keeps."""
 
 from __future__ import annotations
 
@@ -40,3 +41,8 @@ async def test_the_embedded_memory_runs_in_a_worker_process_and_remembers(
     assert any("tea" in hit.text for hit in hits)
     assert "I like tea" in str(fake.requests[-1])  # recalled into the second turn's prompt
     assert not any(_command(pid) and "spawn_main" in _command(pid) for pid in workers)  # closed with it
+
+
+async def test_memory_cache_mb_bounds_the_items_the_process_keeps(env: dict[str, str], fake: FakeOpenAI) -> None:
+    async with Runtime(load_settings({**env, "MEMORY_CACHE_MB": "3"})) as rt:
+        assert rt.user_memory._cache.max_bytes == 3 * 2**20  # the LRU of people's items (memory.caches)
