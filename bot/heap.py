@@ -1,7 +1,7 @@
 """The start-up heap, frozen out of the garbage collector's full scans.
 
-A long-running bot imports discord.py, openai, chromadb and numpy: a quarter of a million
-objects that live as long as the process. CPython's full (generation 2) collection walks every
+A long-running bot imports discord.py, openai, chromadb and numpy: most of the objects the
+garbage collector tracks come from those imports and live as long as the process. CPython's full (generation 2) collection walks every
 tracked object while it holds the GIL, so each one stalls the event loop for as long as the
 walk takes, and most of that walk is this start-up heap (bench/README.md, the load part).
 `freeze_start_up_heap()`, called once after the imports, collects what start-up left behind and

@@ -1,8 +1,8 @@
 """One typing indicator per channel, however many turns of that channel are waiting or running.
 
 discord.py's `typing()` posts POST /channels/{id}/typing at once and again every 5 seconds
-while its block runs. Held per message, a burst of mentions (three people of a channel, two
-hundred channels at once) makes one request per message at once and keeps re-posting for every
+while its block runs. Held per message, a burst of mentions (several people of a channel, many
+channels at once) makes one request per message at once and keeps re-posting for every
 turn still queued, all on the event loop that must also acknowledge slash commands within
 Discord's 3 seconds; Discord shows one indicator per channel anyway. `ChannelTyping.shown(where)`
 keeps one background indicator per channel while at least one turn there holds it. A failing
