@@ -3,8 +3,7 @@ reply to the bot, any DM, every message in a free-response channel, and follow-u
 the bot opened for an answer.
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
-typing indicator shows while the pipeline works (one per channel, however many turns wait there:
-bot.discord_app.typing_indicator); the answer is a reply that grows as the model
+typing indicator shows while the pipeline works; the answer is a reply that grows as the model
 writes it (bot.discord_app.live_reply), split into parts. Attached images go to the model when it
 can see them (bot.discord_app.images); a bad one gets a sentence instead of an answer. With
 auto-thread on (bot.place_settings), a turn started in a text channel opens a public thread
@@ -38,7 +37,6 @@ from bot.discord_app.translate import (
     strip_bot_mention,
     where_of,
 )
-from bot.discord_app.typing_indicator import ChannelTyping
 from bot.errors import sentence_for
 from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.place_settings import DEFAULTS, PlaceSettings
@@ -80,7 +78,6 @@ class MentionsCog(commands.Cog):
         self.settings = settings
         self.policy = policy
         self.live = live or LiveOptions()
-        self.typing = ChannelTyping()  # one indicator per channel, however many turns wait there
         self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
         self._intent_noticed: set[str] = set()  # channels told that the intent is missing
 
@@ -197,7 +194,11 @@ class MentionsCog(commands.Cog):
             name=f"turn-{message.id}")
         where: discord.abc.Messageable = thread if thread is not None else message.channel
         try:
-            async with self.typing.shown(where, thread.id if thread is not None else message.channel.id):
+            try:
+                async with where.typing():
+                    result = await turn
+            except discord.HTTPException:  # the typing indicator failed; the answer still goes out
+                log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
                 result = await turn
         except BaseException:
             await reply.abandon()
