@@ -6,6 +6,7 @@
     python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full,
                                                #   the Chroma server down 30 s
     python bench/chaos.py load                 # part 4: 200 channels x 3 people, slow model, 429s
+    python bench/chaos.py load --cpu-burners 4 # the same on a busy machine (4 spinning processes)
     python bench/chaos.py all
 
 Every part prints what it did and the table the issue asks for: turns, lost, duplicated,
@@ -20,10 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -31,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
-from bench.chaos_load import run_load, summary  # noqa: E402
-from bench.chaos_world import REPO  # noqa: E402
+from bench.chaos_load import LoadReport, run_load, summary  # noqa: E402
+from bench.chaos_world import ORPHAN_TIMEOUT_S, REPO  # noqa: E402
 
 TABLE_COLUMNS = ("turns", "lost", "duplicated", "out of order", "integrity", "leaks", "pings", "crashes")
 
@@ -54,6 +56,9 @@ async def _kill(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print(f"  turns stored before their kill: {report.stored_before_kill}; asked again after a "
           f"restart: {report.asked_again}; memory items undone by the start-up reconcile: "
           f"{report.undone_items}")
+    print(f"  the bot's child processes at the kills (Chroma worker and its helper): {report.children}; "
+          f"still running {ORPHAN_TIMEOUT_S:.0f} s after their parent's kill (orphans, counted as leaks): "
+          f"{report.orphans}")
     print(f"  integrity_check failures: {report.integrity}; torn buffer rows: {report.torn}; "
           f"memory writes left unsettled: {report.unsettled}")
     return report.table()
@@ -107,16 +112,35 @@ async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
 
 
 async def _load(args: argparse.Namespace, root: Path) -> dict[str, int]:
-    report = await run_load(root / "load", channels=args.channels, rounds=args.rounds,
-                            latency_s=(args.latency_low, args.latency_high),
-                            concurrency=args.concurrency, seed=args.seed, bot_tree=args.bot_tree)
+    async with cpu_burners(args.cpu_burners):
+        report = await _run_load(args, root)
     print(f"load: {args.channels} channels x 3 people, {args.rounds} rounds, {report.turns} turns answered "
           f"in {report.seconds:.0f} s, model latency {args.latency_low:g}-{args.latency_high:g} s, "
-          f"MAX_CONCURRENT_TURNS {args.concurrency}")
+          f"MAX_CONCURRENT_TURNS {args.concurrency}, CPU burners beside the run: {args.cpu_burners}")
     for line in summary(report):
         print(line)
     print("  Discord's rules broken: " + ", ".join(f"{k} {v}" for k, v in report.discord_violations().items()))
     return report.table()
+
+
+@contextlib.asynccontextmanager
+async def cpu_burners(count: int) -> AsyncIterator[None]:
+    """`count` processes spinning on a core each (not niced) for the block: a busy machine."""
+    procs = [await asyncio.create_subprocess_exec(sys.executable, "-c", "while True: pass") for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            await proc.wait()
+
+
+async def _run_load(args: argparse.Namespace, root: Path) -> LoadReport:
+    return await run_load(root / "load", channels=args.channels, rounds=args.rounds,
+                          latency_s=(args.latency_low, args.latency_high),
+                          concurrency=args.concurrency, seed=args.seed, bot_tree=args.bot_tree,
+                          bot_env=dict(kv.split("=", 1) for kv in args.bot_env),
+                          tracemalloc_dir=args.tracemalloc)
 
 
 async def main(argv: list[str] | None = None) -> int:
@@ -134,6 +158,12 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--bot-tree", type=Path, default=REPO,
                         help="run the bot of another checkout (a baseline), checked the same way")
+    parser.add_argument("--bot-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="load: a variable for the bot (PYTHONASYNCIODEBUG=1 logs slow callbacks)")
+    parser.add_argument("--cpu-burners", type=int, default=0, metavar="N",
+                        help="load: N processes spinning beside the run (a busy machine)")
+    parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FOLDER",
+                        help="load: trace the bot's allocations, a snapshot per round in FOLDER")
     args = parser.parse_args(argv)
     rows: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:

@@ -57,11 +57,13 @@ class KillReport:
     stored_before_kill: int = 0  # kills that came after the turn's commit
     undone_items: int = 0       # memory items the start-up reconcile deleted
     asked_again: int = 0
+    children: int = 0           # the bot's child processes at the kills (the Chroma worker, its helper)
+    orphans: int = 0            # of those, still running ORPHAN_TIMEOUT_S after the kill
 
     def table(self) -> dict[str, int]:
         return {"turns": self.turns, "lost": self.lost, "duplicated": self.duplicated,
                 "out of order": self.out_of_order, "integrity": self.integrity + self.torn,
-                "leaks": self.leaks + self.unsettled, "pings": self.pings, "crashes": self.crashes}
+                "leaks": self.leaks + self.unsettled + self.orphans, "pings": self.pings, "crashes": self.crashes}
 
 
 class _Script:
@@ -186,6 +188,7 @@ async def run_kills(root: Path, kills: int, *, seed: int = 1, bot_tree: Path = R
             report.out_of_order += numbers != sorted(numbers)
         report.pings = world.pings()
         report.crashes = len(world.bot.crashes)
+        report.children, report.orphans = world.bot.children_seen, world.bot.orphans
         report.undone_items = sum(int(m) for m in re.findall(r"start-up: undid (\d+) memory item",
                                                               world.bot.log_text()))
     return report

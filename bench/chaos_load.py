@@ -13,7 +13,15 @@ heartbeat interval is short, so that a late heartbeat (the bot's event loop bloc
 Graded: a question is lost without an answer, duplicated with more than one; a channel is out
 of order when its answers were delivered, or its turns stored, in another order than asked.
 The bot's RSS is sampled every half second (its start, after the first round as warm-up, the
-end); queue wait is the pipeline's own `queued_ms` from the bot's log.
+end), and after each round with the RSS of its whole process tree (a Chroma worker process);
+queue wait is the pipeline's own `queued_ms` from the bot's log.
+
+Heartbeats are stamped when FakeDiscord's loop reads them, and that loop is the load
+generator's too: a stall there delays the stamp. So this loop's stalls are recorded (every
+50 ms), each late heartbeat is also graded with the stall around its stamp taken off, and
+the bot's own loop stalls are read from its health lines (bot.health's loop_lag_ms).
+With `tracemalloc_dir`, the bot traces its allocations (bench/probe) and dumps a snapshot
+after each round (SIGUSR1); `bot_env` adds variables (PYTHONASYNCIODEBUG=1: slow callbacks).
 
 Part of bench/: see bench/chaos.py for the command line.
 """
@@ -22,14 +30,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
+import signal
+import itertools
 import statistics
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.chaos_world import REPO, World, read_disk, read_memory
+from bench.chaos_world import REPO, World, read_disk, read_memory, tree_pids
+from bot.health import LOOP_LAG_REPORT_S
 from tests.fakes.discord_ratelimit import RateLimiter
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 
@@ -39,6 +52,9 @@ HEARTBEAT_INTERVAL_MS = 2000
 LATE_FACTOR = 1.1                 # a heartbeat more than 10% past its interval is late
 _NUMBER = re.compile(r"\bq(\d+)\b")
 _QUEUED = re.compile(r"^.*\bturn channel=\S+ user=\S+ .*?queued_ms=(\d+)", re.MULTILINE)
+_LOOP_LAG = re.compile(r"\bhealth: .*\bloop_lag_ms=(\d+)")
+STALL_SAMPLE_S = 0.05             # the fakes' loop is checked this often
+STALL_MIN_S = 0.02                # a wake-up later than this is a stall of that loop
 
 
 @dataclass
@@ -56,6 +72,7 @@ class LoadReport:
     crashes: int = 0
     seconds: float = 0.0
     rss_mb: dict[str, float] = field(default_factory=dict)   # start, after warm-up, end, peak
+    rss_rounds: list[tuple[float, float]] = field(default_factory=list)  # after each round: bot, whole tree
     queued_ms: list[float] = field(default_factory=list)
     sent_429: int = 0
     injected_429: int = 0
@@ -66,10 +83,14 @@ class LoadReport:
     heartbeats: int = 0
     late_heartbeats: int = 0
     worst_heartbeat_gap_s: float = 0.0
+    late_heartbeats_bot_side: int = 0   # still late with the fakes' stall around the stamp taken off
+    worst_bot_side_gap_s: float = 0.0
+    bot_loop_lag_s: list[float] = field(default_factory=list)  # the bot's health lines, worst per minute
     interaction_too_late: int = 0  # /ask not acknowledged within Discord's 3 s
     ack_s: list[float] = field(default_factory=list)  # /ask: dispatch to the bot's first callback
     late_acks_by_round: list[int] = field(default_factory=list)
     fake_lag_s: float = 0.0        # the fakes' own event loop, worst lag (it delays what they record)
+    fake_stalls: list[tuple[float, float]] = field(default_factory=list)  # (due, woke) of that loop
 
     def table(self) -> dict[str, int]:
         return {"turns": self.turns, "lost": self.lost, "duplicated": self.duplicated,
@@ -115,6 +136,10 @@ def _rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def _tree_rss_mb(pid: int) -> float:
+    return sum(rss for p in tree_pids(pid) if (rss := _rss_mb(p)) is not None)
 
 
 class _Deliveries:
@@ -168,12 +193,34 @@ async def _wait_answered(world: World, questions: list[_Question], timeout_s: fl
 
 async def _sample(world: World, samples: list[tuple[float, float]], report: LoadReport) -> None:
     """The bot's RSS every half second, and how late this loop (the fakes') wakes up."""
-    while True:
-        if world.bot.proc is not None and (rss := _rss_mb(world.bot.proc.pid)) is not None:
+    every = round(0.5 / STALL_SAMPLE_S)
+    for n in itertools.count():
+        if n % every == 0 and world.bot.proc is not None and (rss := _rss_mb(world.bot.proc.pid)) is not None:
             samples.append((time.monotonic(), rss))
-        planned = time.monotonic() + 0.5
-        await asyncio.sleep(0.5)
-        report.fake_lag_s = max(report.fake_lag_s, time.monotonic() - planned)
+        due = time.monotonic() + STALL_SAMPLE_S
+        await asyncio.sleep(STALL_SAMPLE_S)
+        woke = time.monotonic()
+        report.fake_lag_s = max(report.fake_lag_s, woke - due)
+        if woke - due > STALL_MIN_S:
+            report.fake_stalls.append((due, woke))
+
+
+def _stamp_delay(stalls: list[tuple[float, float]], at: float) -> float:
+    """How long a stall of the fakes' loop may have held back a stamp taken at `at`."""
+    return max((min(at, woke) - due for due, woke in stalls
+                if due <= at <= woke + STALL_SAMPLE_S + STALL_MIN_S), default=0.0)
+
+
+async def _snapshot(world: World, folder: Path) -> None:
+    """Ask the traced bot for a tracemalloc snapshot (bench/probe) and wait until it is written."""
+    assert world.bot.proc is not None
+    before = len(list(folder.glob("snap-*")))
+    os.kill(world.bot.proc.pid, signal.SIGUSR1)
+    for _ in range(600):
+        if len(list(folder.glob("snap-*"))) > before:
+            await asyncio.sleep(2.0)   # the dump is written in one go; let it finish
+            return
+        await asyncio.sleep(0.1)
 
 
 def _grade_heartbeats(world: World, report: LoadReport) -> None:
@@ -191,6 +238,10 @@ def _grade_heartbeats(world: World, report: LoadReport) -> None:
             report.worst_heartbeat_gap_s = max(report.worst_heartbeat_gap_s, gap)
             report.late_heartbeats += gap > interval * LATE_FACTOR
             report.heartbeats += 1
+            bot_side = (gap - _stamp_delay(report.fake_stalls, beat.at)
+                        + _stamp_delay(report.fake_stalls, last[beat.conn]))
+            report.worst_bot_side_gap_s = max(report.worst_bot_side_gap_s, bot_side)
+            report.late_heartbeats_bot_side += bot_side > interval * LATE_FACTOR
         last[beat.conn] = beat.at
 
 
@@ -231,16 +282,23 @@ async def _grade(world: World, questions: list[_Question], report: LoadReport) -
     _grade_heartbeats(world, report)
     report.pings = world.pings()
     report.crashes = len(world.bot.crashes)
-    report.queued_ms = [float(ms) for ms in _QUEUED.findall(world.bot.log_text())]
+    log = world.bot.log_text()
+    report.queued_ms = [float(ms) for ms in _QUEUED.findall(log)]
+    report.bot_loop_lag_s = [int(ms) / 1000 for ms in _LOOP_LAG.findall(log)]
 
 
 async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: int = 2,
                    latency_s: tuple[float, float] = (1.0, 5.0), concurrency: int = 64,
-                   inject_429: float = 0.03, seed: int = 1, bot_tree: Path = REPO) -> LoadReport:
+                   inject_429: float = 0.03, seed: int = 1, bot_tree: Path = REPO,
+                   bot_env: Mapping[str, str] | None = None, tracemalloc_dir: Path | None = None) -> LoadReport:
     """`rounds` rounds of every person asking at once; the first round is the warm-up."""
     report = LoadReport()
-    env = {"MAX_CONCURRENT_TURNS": str(concurrency), "LOG_LEVEL": "INFO"}
-    async with World(root, channels=channels, people=people, extra_env=env, bot_tree=bot_tree) as world:
+    env = {"MAX_CONCURRENT_TURNS": str(concurrency), "LOG_LEVEL": "INFO", **(bot_env or {})}
+    if tracemalloc_dir is not None:
+        env["CHAOS_TRACEMALLOC"] = str(tracemalloc_dir)
+    probe = tracemalloc_dir is not None or "CHAOS_GC_LOG" in env
+    async with World(root, channels=channels, people=people, extra_env=env, bot_tree=bot_tree,
+                     probe=probe) as world:
         world.model.responder = _respond
         world.model.latency = latency_s
         world.model.reseed(seed)
@@ -251,6 +309,9 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
         sampler = asyncio.create_task(_sample(world, samples, report))
         await asyncio.sleep(1.0)
         report.rss_mb["start"] = samples[-1][1] if samples else 0.0
+        assert world.bot.proc is not None
+        if tracemalloc_dir is not None:
+            await _snapshot(world, tracemalloc_dir)
         started = time.monotonic()
         questions: list[_Question] = []
         per_round_timeout = 60.0 + channels * people * sum(latency_s) / 2 / concurrency * 3
@@ -261,6 +322,9 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
             await asyncio.sleep(1.0)  # a duplicate or a late edit would be here by now
             if r == 0:
                 report.rss_mb["after warm-up"] = samples[-1][1] if samples else 0.0
+            report.rss_rounds.append((_rss_mb(world.bot.proc.pid) or 0.0, _tree_rss_mb(world.bot.proc.pid)))
+            if tracemalloc_dir is not None:
+                await _snapshot(world, tracemalloc_dir)
         report.seconds = time.monotonic() - started
         report.rss_mb["end"] = samples[-1][1] if samples else 0.0
         report.rss_mb["peak"] = max((s for _, s in samples), default=0.0)
@@ -275,9 +339,12 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
 def summary(report: LoadReport) -> list[str]:
     """The part's printed lines (bench/chaos.py)."""
     rss = ", ".join(f"{k} {v:.0f} MB" for k, v in report.rss_mb.items())
+    rounds = "; ".join(f"{bot:.0f} / {tree:.0f}" for bot, tree in report.rss_rounds)
+    lag = ", ".join(f"{s:.2f}" for s in report.bot_loop_lag_s) or "none"
     median = statistics.median(report.queued_ms) if report.queued_ms else 0.0
     return [
         f"  RSS: {rss}",
+        f"  RSS after each round, the bot / its whole process tree (MB): {rounds}",
         f"  queue wait (the pipeline's queued_ms, {len(report.queued_ms)} turns): p50 {median:.0f} ms, "
         f"p95 {report.percentile(0.95):.0f} ms",
         f"  429s sent: {report.sent_429} ({report.injected_429} at random, the rest for a full bucket) "
@@ -285,7 +352,11 @@ def summary(report: LoadReport) -> list[str]:
         f"{report.early_retries}; requests while the bucket was announced empty: {report.overruns}; "
         f"never retried: {report.never_retried}",
         f"  heartbeats: {report.heartbeats} gaps, worst {report.worst_heartbeat_gap_s:.2f} s against "
-        f"{HEARTBEAT_INTERVAL_MS / 1000:.1f} s, late (over {LATE_FACTOR:.1f}x): {report.late_heartbeats}",
+        f"{HEARTBEAT_INTERVAL_MS / 1000:.1f} s, late (over {LATE_FACTOR:.1f}x): {report.late_heartbeats}; "
+        f"with the fakes' loop stall around each stamp taken off: worst {report.worst_bot_side_gap_s:.2f} s, "
+        f"late {report.late_heartbeats_bot_side}",
+        f"  the bot's own event loop, worst stall per health line (s, lines name stalls of "
+        f"{LOOP_LAG_REPORT_S * 1000:.0f} ms or more): {lag}",
         f"  /ask acknowledged after Discord's 3 s: {report.interaction_too_late} of {len(report.ack_s)}; "
         f"dispatch to acknowledgement p50 {statistics.median(report.ack_s) if report.ack_s else 0:.2f} s, "
         f"worst {max(report.ack_s, default=0):.2f} s; late by round: {report.late_acks_by_round}",

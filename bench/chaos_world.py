@@ -14,6 +14,7 @@ Part of bench/: drives the product from outside, as an operator's machine would.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -29,31 +30,65 @@ from tests.fakes.discord_server import FakeDiscord, FakeMessage
 from tests.fakes.flaky_model import FlakyModel
 from tests.fakes.searxng import FakeSearxNG
 
-__all__ = ["BotProcess", "DiskState", "MemoryState", "World", "read_disk", "read_memory"]
+__all__ = ["BotProcess", "DiskState", "MemoryState", "World", "read_disk", "read_memory", "tree_pids"]
 
 REPO = Path(__file__).resolve().parent.parent
+PROBE = Path(__file__).resolve().parent / "probe"   # bench/probe/sitecustomize.py: diagnostics
 READY_TIMEOUT_S = 120.0
 EXIT_TIMEOUT_S = 90.0
+ORPHAN_TIMEOUT_S = 30.0    # a killed bot's children (the Chroma worker) must be gone by then
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
 
 
-class BotProcess:
-    """One `python -m bot run` child; restartable, its stderr appended to `log_path`."""
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and all its descendants (Linux /proc)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        with contextlib.suppress(OSError, ValueError):
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
-    def __init__(self, env: Mapping[str, str], cwd: Path, log_path: Path, *, tree: Path = REPO) -> None:
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its parent."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+class BotProcess:
+    """One `python -m bot run` child; restartable, its stderr appended to `log_path`.
+
+    A kill also watches the bot's own children (the Chroma worker process and its
+    multiprocessing helper): each still running ORPHAN_TIMEOUT_S after the kill is counted in
+    `orphans` (and then killed, so that the next start does not share the folder with it).
+    """
+
+    def __init__(self, env: Mapping[str, str], cwd: Path, log_path: Path, *, tree: Path = REPO,
+                 probe: bool = False) -> None:
         self.env = dict(env)
         self.tree = tree
+        self.probe = probe             # bench/probe on the PYTHONPATH (its variables in `env`)
         self.cwd = cwd
         self.log_path = log_path
         self.proc: asyncio.subprocess.Process | None = None
         self.starts = 0
         self.kills = 0
         self.crashes: list[int] = []   # exit codes of exits nobody asked for
+        self.children_seen = 0         # the bot's child processes when it was killed
+        self.orphans = 0               # of those, still running ORPHAN_TIMEOUT_S after the kill
+        self._killed_children: list[int] = []
 
     async def start(self, dc: FakeDiscord) -> None:
         """Start the bot and wait until it has identified on the gateway."""
         identified = len(dc.identifies)
-        pythonpath = os.pathsep.join(p for p in (str(self.tree), os.environ.get("PYTHONPATH", "")) if p)
+        paths = (str(PROBE) if self.probe else "", str(self.tree), os.environ.get("PYTHONPATH", ""))
+        pythonpath = os.pathsep.join(p for p in paths if p)
         env = {**{k: v for k, v in os.environ.items() if k in KEPT_ENV}, **self.env,
                "PYTHONPATH": pythonpath, "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
         with open(self.log_path, "ab") as log:
@@ -83,6 +118,7 @@ class BotProcess:
         """SIGKILL at once (from a hook or a timer): no handler, no flush, as a power cut."""
         if self.running:
             assert self.proc is not None
+            self._killed_children = tree_pids(self.proc.pid)[1:]
             self.proc.send_signal(signal.SIGKILL)
 
     async def wait_killed(self) -> None:
@@ -92,6 +128,15 @@ class BotProcess:
             self.kills += 1
         else:
             self.crashes.append(code)
+        children, self._killed_children = self._killed_children, []
+        self.children_seen += len(children)
+        deadline = asyncio.get_running_loop().time() + ORPHAN_TIMEOUT_S
+        while any(_alive(p) for p in children) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.1)
+        for pid in filter(_alive, children):
+            self.orphans += 1
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
     async def stop(self) -> int:
         """SIGTERM (graceful shutdown) and the exit code; non-zero counts as a crash."""
@@ -116,6 +161,7 @@ class World:
     people: int = 2
     extra_env: dict[str, str] = field(default_factory=dict)
     bot_tree: Path = REPO          # the checkout whose bot/ runs (another one: a baseline)
+    probe: bool = False            # bench/probe's diagnostics in the bot (BotProcess)
     dc: FakeDiscord = field(init=False)
     model: FlakyModel = field(init=False)
     search: FakeSearxNG = field(init=False)
@@ -144,7 +190,7 @@ class World:
                "EMBEDDING_MODEL": "fake-embed", "SEARXNG_URL": self.search.base_url,
                "DATA_DIR": str(self.data_dir), "USER_COOLDOWN_S": "0", "LLM_MAX_RETRIES": "0",
                "LOG_LEVEL": "INFO", **self.extra_env}
-        self.bot = BotProcess(env, self.root, self.root / "bot.log", tree=self.bot_tree)
+        self.bot = BotProcess(env, self.root, self.root / "bot.log", tree=self.bot_tree, probe=self.probe)
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -27,6 +27,7 @@ from dotenv import load_dotenv
 
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
+from bot.heap import freeze_start_up_heap
 from bot.logging_setup import configure_logging
 from bot.shutdown import StopSignal
 from memory.errors import MemoryStoreError
@@ -62,6 +63,7 @@ def _discord(settings: Settings) -> int:
     configure_logging(settings.log_level)
     from bot.discord_app import run_discord  # imported here: the console works without it
 
+    freeze_start_up_heap()  # the imports' objects, out of the collector's full scans (bot.heap)
     return asyncio.run(_until_stopped(run_discord, settings))
 
 

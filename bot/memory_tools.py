@@ -18,12 +18,13 @@ Part of bot/: joins agent/ (tools) and memory/ (the store).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from agent.tools.registry import Tool, ToolContext, ToolError, ToolRegistry
+from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
 from memory.errors import StoreUnavailable
 from memory.ranking import tokenize
 from memory.semantic import MemoryHit, scope_for
@@ -103,6 +104,7 @@ class MemoryTools:
         self._global_scope = global_scope
         self._memory = memory
         self._recall = {wide: self._recall_tool(memory, k, wide) for wide in (False, True)}
+        self._remember = Tool.from_function(_remember_into([]), timeout_s=timeout_s)  # a turn's: for_turn
 
     def _recall_tool(self, memory: MemorySearch, k: int, wide: bool) -> Tool:
         async def recall_memory(ctx: ToolContext, query: str) -> str:
@@ -142,25 +144,32 @@ class MemoryTools:
 
     def for_turn(self, pending: list[str], *, global_scope: bool | None = None) -> ToolRegistry:
         """A registry with both tools; `remember` appends to ``pending`` (stored by the pipeline
-        with the rest of the turn); recall looks where ``recall_scope`` says."""
-
-        async def remember(ctx: ToolContext, fact: str) -> str:
-            """Keep a fact the person explicitly asked you to remember, for later conversations.
-
-            Args:
-                fact: the fact, as one short sentence in the third person (e.g. "They are vegetarian")
-            """
-            fact = " ".join(fact.split())
-            if not fact:
-                raise ToolError("fact is empty; give the fact to keep as one short sentence")
-            if len(pending) >= MAX_FACTS_PER_TURN:
-                raise ToolError(f"at most {MAX_FACTS_PER_TURN} facts can be kept per message")
-            if len(fact) > MAX_FACT_CHARS:
-                fact = fact[:MAX_FACT_CHARS].rstrip() + " [...]"
-            pending.append(fact)
-            return f"Will remember: {fact}"
-
+        with the rest of the turn); recall looks where ``recall_scope`` says. The tools'
+        schemas are derived once, not per turn (every turn of a burst builds this registry on
+        the event loop)."""
         registry = ToolRegistry()
         registry.register(self._recall[self._global_scope if global_scope is None else global_scope])
-        registry.register(Tool.from_function(remember, timeout_s=self._timeout_s))
+        registry.register(dataclasses.replace(self._remember, fn=_remember_into(pending)))
         return registry
+
+
+def _remember_into(pending: list[str]) -> ToolFn:
+    """The `remember` tool's function for one turn: it appends to that turn's ``pending``."""
+
+    async def remember(ctx: ToolContext, fact: str) -> str:
+        """Keep a fact the person explicitly asked you to remember, for later conversations.
+
+        Args:
+            fact: the fact, as one short sentence in the third person (e.g. "They are vegetarian")
+        """
+        fact = " ".join(fact.split())
+        if not fact:
+            raise ToolError("fact is empty; give the fact to keep as one short sentence")
+        if len(pending) >= MAX_FACTS_PER_TURN:
+            raise ToolError(f"at most {MAX_FACTS_PER_TURN} facts can be kept per message")
+        if len(fact) > MAX_FACT_CHARS:
+            fact = fact[:MAX_FACT_CHARS].rstrip() + " [...]"
+        pending.append(fact)
+        return f"Will remember: {fact}"
+
+    return remember

@@ -4,9 +4,10 @@
         result = await rt.pipeline.handle(TurnRequest(...), on_event=...)
 
 Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
-TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, or the Chroma
-server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the ToolRegistry with
-the built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
+TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, in a child
+process with CHROMA_PROCESS, or the Chroma server of CHROMA_HOST/CHROMA_PORT; MEMORY_CACHE_MB
+of people's items kept here); an httpx.AsyncClient for the tools; the ToolRegistry with the
+built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
 Agent and the per-turn agents (bot.turn_agent: a model client per LLM_MODELS entry used);
@@ -20,8 +21,8 @@ With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at s
 then once a day by a background task (stopped on close). Memory writes whose turn was never
 stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
 for those older than RECONCILE_GRACE_S (bot.reconcile); writes deferred while the memory store
-was down are made at start-up and every DEFERRED_INTERVAL_S. While turns fail or queue up, one health
-line a minute at most (bot.health).
+was down are made at start-up and every DEFERRED_INTERVAL_S. While turns fail or queue up, or
+the event loop stalls, one health line a minute at most (bot.health).
 
 Part of bot/.
 """
@@ -45,7 +46,7 @@ from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
 from bot.budgets import TokenBudget
 from bot.config import Settings
-from bot.health import HEALTH_INTERVAL_S
+from bot.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
 from bot.place_settings import PlaceSettingsService, SettingRules
 from bot.pipeline import TurnPipeline
@@ -108,6 +109,7 @@ class Runtime:
         self.services: FrontEndServices
         self.budget: TokenBudget
         self.writes: MemoryWriteLog
+        self.loop_lag = LoopLag()
 
     async def __aenter__(self) -> Runtime:
         s = self.settings
@@ -124,7 +126,8 @@ class Runtime:
             self.buffer = ChannelBuffer(self.db)
             self.traces = TraceStore(self.db)
             self.user_memory = await asyncio.to_thread(
-                open_user_memory, settings=s.memory, embedder=self._embedder)
+                open_user_memory, settings=s.memory, embedder=self._embedder,
+                chroma_process=s.memory.chroma_process, cache_bytes=s.memory.memory_cache_bytes)
             stack.push_async_callback(self.user_memory.close)
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
@@ -172,6 +175,8 @@ class Runtime:
                 log.info("start-up: wrote %d deferred memory item(s)", written)
             deferrer = asyncio.create_task(self._write_deferred(), name="memory-deferred")
             stack.push_async_callback(_cancel, deferrer)
+            lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
+            stack.push_async_callback(_cancel, lag)
             health = asyncio.create_task(self._log_health(), name="health-line")
             stack.push_async_callback(_cancel, health)
             if s.memory.buffer_retention_days > 0:
@@ -213,7 +218,8 @@ class Runtime:
         while True:
             await asyncio.sleep(self._health_interval_s)
             p = self.pipeline
-            if text := p.health.line(queued=p.turns_queued, in_flight=p.tracker.in_flight):
+            if text := p.health.line(queued=p.turns_queued, in_flight=p.tracker.in_flight,
+                                     loop_lag_s=self.loop_lag.take_worst()):
                 log.warning("%s", text)
 
     async def _sweep_writes(self) -> None:

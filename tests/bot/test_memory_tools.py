@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -68,6 +70,17 @@ async def test_remember_collects_facts_for_the_pipeline_without_writing(memory: 
     assert result.ok and result.observation == "Will remember: They are vegetarian"
     assert pending == ["They are vegetarian"]
     assert len(await memory.list(ALICE)) == 2  # nothing written yet
+
+
+async def test_concurrent_turns_of_one_memory_tools_keep_their_facts_apart(memory: UserMemory) -> None:
+    tools = MemoryTools(memory)
+    first, second = [], []
+    a, b = tools.for_turn(first), tools.for_turn(second)
+    await asyncio.gather(a.call("remember", {"fact": "They like tea"}, ALICE_HERE),
+                         b.call("remember", {"fact": "They like coffee"}, ALICE_HERE))
+    await a.call("remember", {"fact": "They live in Lyon"}, ALICE_HERE)
+    assert first == ["They like tea", "They live in Lyon"] and second == ["They like coffee"]
+    assert a.get("remember").parameters == b.get("remember").parameters  # one schema, derived once
 
 
 async def test_remember_refuses_empty_too_many_and_cuts_long_facts(memory: UserMemory) -> None:

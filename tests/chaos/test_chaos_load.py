@@ -20,3 +20,5 @@ async def test_many_channels_at_once_are_answered_once_in_order_within_discords_
     assert report.sent_429 > 0 and report.never_retried == 0  # the 429s were served, and retried
     assert report.discord_violations() == dict.fromkeys(report.discord_violations(), 0)
     assert report.heartbeats >= 1 and len(report.queued_ms) == 60
+    (bot_mb, tree_mb), = report.rss_rounds  # one round: the bot, and with it its Chroma worker
+    assert tree_mb > bot_mb > 0

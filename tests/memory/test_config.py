@@ -17,6 +17,8 @@ def test_defaults_with_an_empty_environment() -> None:
     assert s.chroma_path == Path("data") / "chroma"
     assert s.chroma_host is None
     assert s.chroma_port == 8000
+    assert s.chroma_process is True  # the embedded Chroma in its worker process
+    assert s.memory_cache_bytes == 512 * 2**20
     assert s.memory_scope == "place"
     assert s.embedding_backend == "local"
     assert s.embedding_model == "all-MiniLM-L6-v2"
@@ -39,6 +41,8 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
             "EMBEDDING_BASE_URL": "http://127.0.0.1:11434/v1/",
             "EMBEDDING_API_KEY": "sk-local",
             "BUFFER_RETENTION_DAYS": "30",
+            "CHROMA_PROCESS": "off",
+            "MEMORY_CACHE_MB": "64",
         }
     )
     assert s.sqlite_path == tmp_path / "state" / "bot.sqlite3"
@@ -50,6 +54,19 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
     assert s.embedding_base_url == "http://127.0.0.1:11434/v1"
     assert s.embedding_api_key == "sk-local"
     assert s.buffer_retention_days == 30
+    assert s.chroma_process is False
+    assert s.memory_cache_bytes == 64 * 2**20
+
+
+def test_a_chroma_process_value_that_is_not_a_boolean_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="CHROMA_PROCESS"):
+        load_memory_settings({"CHROMA_PROCESS": "sometimes"})
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "lots", "1.5"])
+def test_a_memory_cache_that_is_not_a_positive_whole_number_names_the_variable(raw: str) -> None:
+    with pytest.raises(ConfigError, match="MEMORY_CACHE_MB"):
+        load_memory_settings({"MEMORY_CACHE_MB": raw})
 
 
 def test_empty_values_count_as_unset() -> None:
