@@ -7,6 +7,8 @@ walk takes, and most of that walk is this start-up heap (bench/README.md, the lo
 `freeze_start_up_heap()`, called once after the imports, collects what start-up left behind and
 moves the rest to the permanent generation (`gc.freeze`), which no collection scans; the
 objects are still freed when their last reference goes.
+The local embedding model, loaded later in the background, is frozen the same way once it
+has loaded (memory.embeddings).
 
 Part of bot/: imports only the standard library.
 """
