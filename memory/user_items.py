@@ -1,7 +1,7 @@
 """One user's items held in this process as columns: the arrays a search works on.
 
 `UserItems` keeps, row by row, each item's id, text and metadata (`memory.packed_items`: packed
-when restored from a snapshot, decoded on demand), unit vector (a float32 matrix that grows by
+in segments of byte blobs, decoded on demand), unit vector (a float32 matrix that grows by
 doubling, so an add copies nothing but the new rows most of the time), creation time, scope,
 whether it is one of the bot's replies and which exchange it belongs to (`ranking.exchange_of`),
 as numpy arrays, whether it is still alive, and an incremental BM25 index
