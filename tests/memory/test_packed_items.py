@@ -10,7 +10,7 @@ import pytest
 
 from memory.chroma_backend import StoredItem
 from memory.packed_items import PackedItems
-from memory.user_items import UserItems
+from memory.user_items import _COPY_ROWS, UserItems
 
 ITEMS = [
     StoredItem("a", "plain text", {"scope": "dm", "created_at": 1.0, "kind": "exchange", "trace_id": "t1"}),
@@ -115,3 +115,19 @@ def test_appended_rows_add_no_objects_for_the_garbage_collector_to_walk() -> Non
 
     assert entry.items[4999] == numbered(4999)
     assert len(gc.get_objects()) - before < 500  # not one (or more) per row: 5,000 rows
+
+
+def test_columns_of_more_rows_than_one_copy_takes_keep_every_live_vector_and_id_in_order() -> None:
+    count = 3 * _COPY_ROWS + 17  # several copies, the last one short
+    vectors = np.random.default_rng(7).standard_normal((count, 4)).astype(np.float32)
+    entry = UserItems(0)
+    for start in range(0, count, 1000):  # the matrix doubles (and is copied) several times
+        chunk = [numbered(n) for n in range(start, min(count, start + 1000))]
+        entry.append(chunk, vectors[start:start + len(chunk)])
+    entry.remove([f"id{n}" for n in range(0, count, 3)])
+
+    columns = entry.columns()
+    kept = [n for n in range(count) if n % 3]
+    assert columns["ids"].tolist() == [f"id{n}" for n in kept]
+    assert np.array_equal(columns["matrix"], vectors[kept])
+    assert np.array_equal(entry.matrix, vectors)
