@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import pickle
 import threading
 from collections.abc import Mapping, Sequence
@@ -41,6 +42,7 @@ __all__ = ["ChromaProcess"]
 log = logging.getLogger(__name__)
 
 OPEN_TIMEOUT_S = 120.0  # the child imports chromadb and opens the folder
+CHILD_NICENESS = 5  # added to the child's niceness (os.nice): the parent's threads come first
 
 
 def _sendable(exc: BaseException) -> BaseException:
@@ -53,6 +55,9 @@ def _sendable(exc: BaseException) -> BaseException:
 
 def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str]) -> None:
     """The child: open the store (and its log collections), then answer calls until told to stop."""
+    # Chroma's indexing takes every core it can; at a lower priority the parent's event loop,
+    # which needs little CPU but needs it at once, is not left waiting for a core behind it.
+    os.nice(CHILD_NICENESS)
     try:
         main = ChromaStore.open(**options)
         stores = {"": main, **{suffix: main.log(suffix) for suffix in suffixes}}

@@ -49,6 +49,7 @@ class KeywordIndex:
         self._lengths = array("d")
         self._docs: dict[str, array[int] | np.ndarray] = {}
         self._tfs: dict[str, array[float] | np.ndarray] = {}
+        self._postings = 0  # kept as rows are added: `nbytes` is read on the event loop, per write
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -56,8 +57,7 @@ class KeywordIndex:
     @property
     def nbytes(self) -> int:
         """About how much memory the postings take."""
-        postings = sum(len(d) for d in self._docs.values())
-        return 8 * len(self._lengths) + 12 * postings + 100 * len(self._docs)
+        return 8 * len(self._lengths) + 12 * self._postings + 100 * len(self._docs)
 
     def add(self, row: int, text: str) -> None:
         """Index `text` as row `row`, which must be the next row (len(self))."""
@@ -65,6 +65,7 @@ class KeywordIndex:
             raise ValueError(f"rows are added in order: expected row {len(self._lengths)}, got {row}")
         terms = Counter(tokenize(text or ""))
         self._lengths.append(float(sum(terms.values())))
+        self._postings += len(terms)
         for term, tf in terms.items():
             docs = self._docs.get(term)
             if not isinstance(docs, array):  # a new term, or one restored by from_state
@@ -110,6 +111,7 @@ class KeywordIndex:
             raise ValueError("keyword index state: the arrays do not fit together")
         index = cls(k1=k1, b=b)
         index._lengths = array("d", lengths.tobytes())
+        index._postings = len(docs)
         # read-only numpy views until `add` first appends to a term (then it becomes an array)
         ends = np.cumsum(counts).tolist()
         starts = [0, *ends[:-1]] if ends else []

@@ -1,18 +1,24 @@
 """A user's stored items by row, packed: texts and metadata as UTF-8 blobs, made into items on demand.
 
-A snapshot (`memory.snapshot`) of tens of thousands of items restores as a few arrays: each
-row's text and metadata (JSON) are slices of two byte blobs, decoded only when that row is
-read (a search reads its top k, a list reads the scope). Rows appended afterwards are kept as
-`StoredItem`s. `packed(rows)` gives the blobs of some rows again (for the next snapshot),
-copying the packed rows' bytes without decoding them. Not thread-safe by itself.
+Rows are kept in segments: a snapshot (`memory.snapshot`) of tens of thousands of items restores
+as one segment of a few arrays, and every `extend` (an add) packs its items into one more. Each
+row's text and metadata (JSON) are slices of its segment's two byte blobs, decoded only when
+that row is read (a search reads its top k, a list reads the scope). So a user's rows are a few
+arrays and bytes per segment, not an object and a dict per item: nothing the garbage collector
+walks grows with the items (a full collection over tens of thousands of items' objects, run on
+whichever thread allocates, held the GIL for about 100 ms; bench/README.md, "One heavy user").
+`packed(rows)` gives the blobs of some rows again (for the next snapshot), copying the rows'
+bytes without decoding them. Not thread-safe by itself.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,63 +27,97 @@ from memory.chroma_backend import StoredItem
 __all__ = ["PackedItems"]
 
 _EMPTY = np.zeros(0, np.uint8)
+_MERGE_ROWS = 256  # an extend joins the last segment while the two hold at most this many rows
 
 
 def _ends(parts: Sequence[bytes]) -> np.ndarray:
     return np.cumsum(np.fromiter((len(p) for p in parts), np.int64, len(parts)), dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class _Segment:
+    """Rows start.. of one restore or one extend: texts and metadata blobs with each row's end."""
+
+    start: int
+    texts: np.ndarray
+    text_ends: np.ndarray
+    metas: np.ndarray
+    meta_ends: np.ndarray
+
+    def slices(self, row: int) -> tuple[bytes, bytes]:
+        """The text and metadata bytes of the segment's row `row` (counted from its start)."""
+        t0 = int(self.text_ends[row - 1]) if row else 0
+        m0 = int(self.meta_ends[row - 1]) if row else 0
+        return (self.texts[t0:int(self.text_ends[row])].tobytes(),
+                self.metas[m0:int(self.meta_ends[row])].tobytes())
+
+
 class PackedItems:
-    """Row -> StoredItem, for rows packed in blobs (`ids`, texts, metadata) and appended ones."""
+    """Row -> StoredItem, for rows packed in segments of blobs (`ids`, texts, metadata)."""
 
     def __init__(self, ids: list[str] | None = None, texts: np.ndarray = _EMPTY, text_ends: np.ndarray | None = None,
                  metas: np.ndarray = _EMPTY, meta_ends: np.ndarray | None = None) -> None:
         self._ids = list(ids or ())  # a copy: the caller's list grows with appended rows
         count = len(self._ids)
-        self._texts = np.asarray(texts, np.uint8)
-        self._metas = np.asarray(metas, np.uint8)
-        self._text_ends = np.zeros(0, np.int64) if text_ends is None else np.asarray(text_ends, np.int64)
-        self._meta_ends = np.zeros(0, np.int64) if meta_ends is None else np.asarray(meta_ends, np.int64)
-        if (len(self._text_ends) != count or len(self._meta_ends) != count
-                or (count and (self._text_ends[-1] != len(self._texts) or self._meta_ends[-1] != len(self._metas)))
-                or (count and (np.any(np.diff(self._text_ends) < 0) or np.any(np.diff(self._meta_ends) < 0)
-                               or self._text_ends[0] < 0 or self._meta_ends[0] < 0))):
+        texts = np.asarray(texts, np.uint8)
+        metas = np.asarray(metas, np.uint8)
+        text_ends = np.zeros(0, np.int64) if text_ends is None else np.asarray(text_ends, np.int64)
+        meta_ends = np.zeros(0, np.int64) if meta_ends is None else np.asarray(meta_ends, np.int64)
+        if (len(text_ends) != count or len(meta_ends) != count
+                or (count and (text_ends[-1] != len(texts) or meta_ends[-1] != len(metas)))
+                or (count and (np.any(np.diff(text_ends) < 0) or np.any(np.diff(meta_ends) < 0)
+                               or text_ends[0] < 0 or meta_ends[0] < 0))):
             raise ValueError("packed items: ids, texts and metadata do not fit together")
-        self._appended: list[StoredItem] = []
+        self._segments = [_Segment(0, texts, text_ends, metas, meta_ends)] if count else []
+        self._starts = [0] if count else []
 
     def __len__(self) -> int:
-        return len(self._ids) + len(self._appended)
+        return len(self._ids)
 
-    def _slice(self, blob: np.ndarray, ends: np.ndarray, row: int) -> bytes:
-        start = int(ends[row - 1]) if row else 0
-        return blob[start:int(ends[row])].tobytes()
+    def _bytes(self, row: int) -> tuple[bytes, bytes]:
+        segment = self._segments[bisect.bisect_right(self._starts, row) - 1]
+        return segment.slices(row - segment.start)
 
     def __getitem__(self, row: int) -> StoredItem:
         if row < 0:
             row += len(self)
-        if row >= len(self._ids):
-            return self._appended[row - len(self._ids)]
-        metadata = json.loads(self._slice(self._metas, self._meta_ends, row))
+        if not 0 <= row < len(self):
+            raise IndexError(f"packed items: no row {row}")
+        text, meta = self._bytes(row)
+        metadata = json.loads(meta)
         if not isinstance(metadata, dict):
             raise ValueError(f"packed items: row {row}'s metadata is not an object")
-        return StoredItem(self._ids[row], self._slice(self._texts, self._text_ends, row).decode(), metadata)
+        return StoredItem(self._ids[row], text.decode(), metadata)
 
     def extend(self, items: Sequence[StoredItem]) -> None:
-        self._appended.extend(items)
+        """Append rows: their texts and metadata packed into one new segment."""
+        if not items:
+            return
+        texts = [item.text.encode() for item in items]
+        metas = [json.dumps(item.metadata, ensure_ascii=False).encode() for item in items]
+        start = len(self._ids)
+        last = self._segments[-1] if self._segments else None
+        if last is not None and start - last.start + len(items) <= _MERGE_ROWS:
+            # single adds: one small segment grows (a copy of at most _MERGE_ROWS rows), not one per add
+            merged = [last.slices(row) for row in range(start - last.start)]
+            texts = [t for t, _ in merged] + texts
+            metas = [m for _, m in merged] + metas
+            start = last.start
+            self._segments.pop()
+            self._starts.pop()
+        self._starts.append(start)
+        self._segments.append(_Segment(start, np.frombuffer(b"".join(texts), np.uint8), _ends(texts),
+                                       np.frombuffer(b"".join(metas), np.uint8), _ends(metas)))
+        self._ids.extend(item.id for item in items)
 
     def packed(self, rows: Sequence[int]) -> dict[str, np.ndarray]:
         """The texts and metadata of `rows`, in that order, as blobs and end offsets:
         `texts`, `text_ends`, `metas`, `meta_ends`."""
         texts: list[bytes] = []
         metas: list[bytes] = []
-        base = len(self._ids)
         for row in rows:
-            if row < base:
-                texts.append(self._slice(self._texts, self._text_ends, row))
-                metas.append(self._slice(self._metas, self._meta_ends, row))
-            else:
-                item = self._appended[row - base]
-                texts.append(item.text.encode())
-                metas.append(json.dumps(item.metadata, ensure_ascii=False).encode())
+            text, meta = self._bytes(row)
+            texts.append(text)
+            metas.append(meta)
         return {"texts": np.frombuffer(b"".join(texts), np.uint8), "text_ends": _ends(texts),
                 "metas": np.frombuffer(b"".join(metas), np.uint8), "meta_ends": _ends(metas)}

@@ -1,7 +1,7 @@
 """One user's items held in this process as columns: the arrays a search works on.
 
 `UserItems` keeps, row by row, each item's id, text and metadata (`memory.packed_items`: packed
-when restored from a snapshot, decoded on demand), unit vector (a float32 matrix that grows by
+in segments of byte blobs, decoded on demand), unit vector (a float32 matrix that grows by
 doubling, so an add copies nothing but the new rows most of the time), creation time, scope,
 whether it is one of the bot's replies and which exchange it belongs to (`ranking.exchange_of`),
 as numpy arrays, whether it is still alive, and an incremental BM25 index
@@ -28,7 +28,25 @@ from memory.validation import indexed_text
 
 __all__ = ["UserItems"]
 
+_COPY_ROWS = 4096  # rows per numpy copy of a user's columns: a few ms each with the GIL held
 _ROW_OVERHEAD = 400  # bytes per item besides its vector, text and postings: list slots, dicts, ids
+
+
+def _taken(source: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`source[rows]`, copied a few thousand rows at a time: numpy holds the GIL through one
+    copy, and one of tens of thousands of vectors held it (and the event loop) for tens of ms."""
+    out = np.empty((len(rows), *source.shape[1:]), source.dtype)
+    for start in range(0, len(rows), _COPY_ROWS):
+        np.take(source, rows[start:start + _COPY_ROWS], axis=0, out=out[start:start + _COPY_ROWS])
+    return out
+
+
+def _strings(values: list[str]) -> np.ndarray:
+    """`np.array(values, dtype=str)`, filled a few thousand at a time (one call holds the GIL)."""
+    out = np.empty(len(values), f"<U{max(map(len, values), default=1)}")
+    for start in range(0, len(values), _COPY_ROWS):
+        out[start:start + _COPY_ROWS] = values[start:start + _COPY_ROWS]
+    return out
 
 
 def created_of(item: StoredItem) -> float:
@@ -117,9 +135,9 @@ class UserItems:
         scope_names = sorted(self._scopes, key=self._scopes.__getitem__)
         exchange_names = sorted(self._exchanges, key=self._exchanges.__getitem__)
         out = {
-            "ids": np.array([self.ids[r] for r in listed], dtype=str),
+            "ids": _strings([self.ids[r] for r in listed]),
             **self.items.packed(listed),
-            "matrix": self.matrix[rows],
+            "matrix": _taken(self.matrix, rows),
             "created": self.created[rows],
             "scope": self._scope[rows],
             "scope_names": np.array(scope_names, dtype=str),
@@ -173,8 +191,9 @@ class UserItems:
             return
         capacity = max(rows, 2 * capacity, 8)
         matrix = np.zeros((capacity, dimension), np.float32)
-        if len(self.ids):
-            matrix[: len(self.ids)] = self._matrix[: len(self.ids)]
+        for start in range(0, len(self.ids), _COPY_ROWS):  # not one copy: see _taken
+            stop = min(len(self.ids), start + _COPY_ROWS)
+            matrix[start:stop] = self._matrix[start:stop]
         self._matrix = matrix
         for name, dtype in (("_created", np.float64), ("_scope", np.int32), ("_alive", bool), ("_reply", bool),
                             ("_exchange", np.int32)):

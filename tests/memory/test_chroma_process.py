@@ -56,3 +56,16 @@ def test_an_error_raised_in_the_worker_reaches_the_caller_as_itself(tmp_path: Pa
 
     with pytest.raises(ConfigError, match="EMBEDDING_MODEL"):
         open_user_memory(str(tmp_path / "c"), embedder=local_embedder, chroma_process=True)
+
+
+def test_the_worker_runs_at_a_lower_priority_than_this_process(tmp_path: Path) -> None:
+    from memory.chroma_process import CHILD_NICENESS, ChromaProcess
+
+    store = ChromaProcess.open(path=tmp_path / "c", host=None, port=None, collection="user_memory",
+                               embedder_name="m", dimension=3)
+    try:
+        assert store.pid is not None
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, store.pid) == min(19, ours + CHILD_NICENESS)
+    finally:
+        store.close()

@@ -115,3 +115,17 @@ def test_a_state_whose_arrays_do_not_fit_together_is_refused() -> None:
 
     with pytest.raises(ValueError, match="do not fit"):
         KeywordIndex.from_state(state)
+
+
+def test_the_size_estimate_counts_postings_and_survives_a_restore_and_later_adds() -> None:
+    index = KeywordIndex()
+    index.add(0, "salsa lessons salsa")
+    index.add(1, "salsa in lyon")
+    state = index.state(np.ones(2, bool))
+    assert index.nbytes == 8 * 2 + 12 * len(state["docs"]) + 100 * len(state["terms"])  # rows, postings, terms
+
+    restored = KeywordIndex.from_state(index.state(np.ones(2, bool)))
+    assert restored.nbytes == index.nbytes
+    restored.add(2, "lyon")
+    index.add(2, "lyon")
+    assert restored.nbytes == index.nbytes

@@ -3,12 +3,14 @@ back is what went in, and arrays that do not fit together are refused, not serve
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
 from memory.chroma_backend import StoredItem
 from memory.packed_items import PackedItems
-from memory.user_items import UserItems
+from memory.user_items import _COPY_ROWS, UserItems
 
 ITEMS = [
     StoredItem("a", "plain text", {"scope": "dm", "created_at": 1.0, "kind": "exchange", "trace_id": "t1"}),
@@ -77,3 +79,55 @@ def test_a_scope_code_out_of_range_is_refused() -> None:
     columns["scope"] = np.array([0, 1, 7], np.int32)
     with pytest.raises(ValueError):
         UserItems.from_columns(0, columns)
+
+
+def numbered(n: int) -> StoredItem:
+    """Item n; its words come from a small vocabulary (the keyword index keeps objects per term)."""
+    return StoredItem(f"id{n}", f"text {n % 40} ü", {"scope": "dm", "created_at": float(n), "n": n})
+
+
+def test_rows_appended_one_at_a_time_and_in_bulk_read_back_in_order_and_pack_again() -> None:
+    items = PackedItems()
+    expected = [numbered(n) for n in range(1200)]
+    for item in expected[:300]:  # single adds: past the size at which a segment stops growing
+        items.extend([item])
+    items.extend(expected[300:1000])
+    items.extend([])
+    items.extend(expected[1000:])
+
+    assert len(items) == 1200
+    assert [items[n] for n in range(1200)] == expected
+    assert items[-1] == expected[-1]
+    again = UserItems.from_columns(0, entry_of(expected).columns()).items
+    assert [again[n] for n in range(1200)] == expected
+    with pytest.raises(IndexError):
+        items[1200]
+
+
+def test_appended_rows_add_no_objects_for_the_garbage_collector_to_walk() -> None:
+    entry = UserItems(0)
+    before = len(gc.get_objects())
+    for start in range(0, 5000, 250):
+        chunk = [numbered(n) for n in range(start, start + 250)]
+        entry.append(chunk, np.ones((250, 4), np.float32))
+        del chunk
+    gc.collect()
+
+    assert entry.items[4999] == numbered(4999)
+    assert len(gc.get_objects()) - before < 500  # not one (or more) per row: 5,000 rows
+
+
+def test_columns_of_more_rows_than_one_copy_takes_keep_every_live_vector_and_id_in_order() -> None:
+    count = 3 * _COPY_ROWS + 17  # several copies, the last one short
+    vectors = np.random.default_rng(7).standard_normal((count, 4)).astype(np.float32)
+    entry = UserItems(0)
+    for start in range(0, count, 1000):  # the matrix doubles (and is copied) several times
+        chunk = [numbered(n) for n in range(start, min(count, start + 1000))]
+        entry.append(chunk, vectors[start:start + len(chunk)])
+    entry.remove([f"id{n}" for n in range(0, count, 3)])
+
+    columns = entry.columns()
+    kept = [n for n in range(count) if n % 3]
+    assert columns["ids"].tolist() == [f"id{n}" for n in kept]
+    assert np.array_equal(columns["matrix"], vectors[kept])
+    assert np.array_equal(entry.matrix, vectors)
