@@ -65,5 +65,10 @@ class TurnResult:
     store_ms: float = 0.0
 
     @property
+    def unqueued(self) -> bool:
+        """Refused before it joined its channel's queue ("empty", "cooldown"): outside its order."""
+        return self.outcome in ("empty", "cooldown")
+
+    @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens

@@ -27,6 +27,7 @@ from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
 from bot.discord_app.cogs.usage import UsageReader
+from bot.discord_app.delivery_order import DeliveryOrder
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
 from bot.discord_app.parse_guard import guard_parsers, install_tolerant_json
@@ -120,9 +121,10 @@ class _BotCore:
         if self.settings.discord_api != DISCORD_DEFAULT_API_BASE_URL:
             await self._use_gateway_of_api(bot)
         s = self.services
+        order = DeliveryOrder()  # one per client: mentions and /ask of a channel share it
         await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, s.places, self.settings, self.policy,
-                                      self.live))
-        await bot.add_cog(AskCog(s.turns, s.traces, s.places, self.settings, self.live))
+                                      self.live, order))
+        await bot.add_cog(AskCog(s.turns, s.traces, s.places, self.settings, self.live, order))
         await bot.add_cog(TraceCog(bot, s.traces))
         await bot.add_cog(MemoryCog(s.memory))
         await bot.add_cog(AdminCog(s.channels))

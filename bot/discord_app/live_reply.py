@@ -22,6 +22,8 @@ messages there:
   says when (`move_in`); at that time, whether or not the model is writing, the reply leaves a
   note in its first message and goes on in new messages on the target's `fallback` (a normal channel message, or a DM for a
   private answer).
+- ``wait_first`` (a channel's delivery order, bot.discord_app.delivery_order) is awaited before
+  the first message is sent or edited, so an answer never shows before the one asked before it.
 
 Imports agent.events (types) and the pure splitter; never discord.py (the targets give the
 messages: bot.discord_app.live_targets).
@@ -33,7 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -104,8 +106,10 @@ class LiveReply(Generic[M]):
     """The messages of one reply; see the module docstring."""
 
     def __init__(self, target: ReplyTarget[M], *, interval_s: float = 1.5, show_status: bool = True,
-                 preface: str = "", clock: Callable[[], float] = time.monotonic) -> None:
+                 preface: str = "", clock: Callable[[], float] = time.monotonic,
+                 wait_first: Callable[[], Awaitable[None]] | None = None) -> None:
         self._target = target
+        self._wait_first = wait_first  # awaited before the first message is sent or edited
         self._interval = interval_s
         self._show_status = show_status
         self._preface = preface
@@ -183,6 +187,9 @@ class LiveReply(Generic[M]):
     async def _sync(self, final: str | None) -> float | None:
         """Bring the messages towards what they should show; the seconds until an edit that
         had to wait may go (None: nothing waits). With ``final`` every wait is served here."""
+        if self._wait_first is not None:
+            wait_first, self._wait_first = self._wait_first, None
+            await wait_first()
         if (move_in := self._target.move_in()) is not None and move_in <= 0:
             await self._move()
         wanted = self._wanted(final)

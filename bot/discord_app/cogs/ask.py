@@ -20,12 +20,15 @@ from discord.ext import commands
 from agent.events import AgentEvent
 from bot.config import Settings
 from bot.discord_app.delivery import post_trace, thread_name, trace_messages
+from bot.discord_app.delivery_order import DeliveryOrder, DeliverySlot
 from bot.discord_app.images import take_images
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import ChannelTarget, InteractionTarget
 from bot.discord_app.translate import place_of, request_from_interaction
+from bot.images import ImageIntake
 from bot.interfaces import PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.place_settings import PlaceSettings
+from bot.requests import TurnResult
 
 __all__ = ["AskCog"]
 
@@ -36,12 +39,13 @@ class AskCog(commands.Cog):
     """The /ask command."""
 
     def __init__(self, pipeline: TurnRunner, traces: TraceAccess, places: PlaceSettingsAccess,
-                 settings: Settings, live: LiveOptions | None = None) -> None:
+                 settings: Settings, live: LiveOptions | None = None, order: DeliveryOrder | None = None) -> None:
         self.pipeline = pipeline
         self.traces = traces
         self.places = places
         self.settings = settings
         self.live = live or LiveOptions()
+        self.order = order or DeliveryOrder()
 
     @app_commands.command(name="ask", description="Ask the agent a question")
     @app_commands.describe(
@@ -67,25 +71,13 @@ class AskCog(commands.Cog):
             await LiveReply(target, interval_s=self.live.edit_interval_s).finish(" ".join(seen.problems))
             return
         thread = None if private else await self._auto_thread(interaction, place, question)
-        if thread is not None:
-            await interaction.edit_original_response(content=f"Answering in {thread.mention}.")
-            reply = LiveReply(ChannelTarget(thread), interval_s=self.live.edit_interval_s,
-                              preface=seen.preface)
-        else:
-            reply = LiveReply(target, interval_s=self.live.edit_interval_s, preface=seen.preface)
-
-        async def on_event(event: AgentEvent) -> None:
-            reply.feed(event)
-
+        # taken with no await before the turn joins the channel's queue (a new thread has no
+        # other turns), so the answer shows after the channel's earlier ones
+        slot = self.order.take(thread.id if thread is not None else interaction.channel_id or 0)
         try:
-            result = await self.pipeline.handle(
-                request_from_interaction(interaction, seen.question(question), want_trace=trace,
-                                         thread=thread, images=seen.images), on_event
-            )
-        except BaseException:
-            await reply.abandon()
-            raise
-        answer = (await reply.finish(result.text))[0]
+            answer, result = await self._answer(interaction, target, thread, slot, question, trace, seen)
+        finally:
+            slot.release()
         if thread is not None:
             await interaction.edit_original_response(content=f"Answered in {thread.mention}.")
         if result.trace_id is None:
@@ -101,6 +93,32 @@ class AskCog(commands.Cog):
                     await interaction.followup.send(part, ephemeral=True)
             else:
                 await post_trace(answer, record)
+
+    async def _answer(self, interaction: discord.Interaction, target: InteractionTarget,
+                      thread: discord.Thread | None, slot: DeliverySlot, question: str, trace: bool,
+                      seen: ImageIntake) -> tuple[discord.Message, TurnResult]:
+        if thread is not None:
+            await interaction.edit_original_response(content=f"Answering in {thread.mention}.")
+            reply = LiveReply(ChannelTarget(thread), interval_s=self.live.edit_interval_s,
+                              preface=seen.preface, wait_first=slot.wait)
+        else:
+            reply = LiveReply(target, interval_s=self.live.edit_interval_s, preface=seen.preface,
+                              wait_first=slot.wait)
+
+        async def on_event(event: AgentEvent) -> None:
+            reply.feed(event)
+
+        try:
+            result = await self.pipeline.handle(
+                request_from_interaction(interaction, seen.question(question), want_trace=trace,
+                                         thread=thread, images=seen.images), on_event
+            )
+        except BaseException:
+            await reply.abandon()
+            raise
+        if result.unqueued:
+            slot.unordered()
+        return (await reply.finish(result.text))[0], result
 
     def _place(self, interaction: discord.Interaction) -> PlaceSettings:
         channel_id, parent_id = place_of(interaction.channel)

@@ -30,6 +30,7 @@ from bot.discord_app.delivery import reply_to, thread_name
 from bot.discord_app.images import is_image, take_images
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import ChannelTarget, MessageReplyTarget
+from bot.discord_app.delivery_order import DeliveryOrder, DeliverySlot
 from bot.discord_app.translate import (
     attachments_text,
     place_of,
@@ -40,6 +41,7 @@ from bot.discord_app.translate import (
 from bot.errors import sentence_for
 from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.place_settings import DEFAULTS, PlaceSettings
+from bot.requests import TurnResult
 
 __all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
 
@@ -69,7 +71,7 @@ class MentionsCog(commands.Cog):
 
     def __init__(self, bot: commands.Bot, pipeline: TurnRunner, traces: TraceAccess, channels: ChannelAdmin,
                  places: PlaceSettingsAccess, settings: Settings, policy: AccessPolicy,
-                 live: LiveOptions | None = None) -> None:
+                 live: LiveOptions | None = None, order: DeliveryOrder | None = None) -> None:
         self.bot = bot
         self.pipeline = pipeline
         self.traces = traces
@@ -78,6 +80,7 @@ class MentionsCog(commands.Cog):
         self.settings = settings
         self.policy = policy
         self.live = live or LiveOptions()
+        self.order = order or DeliveryOrder()
         self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
         self._intent_noticed: set[str] = set()  # channels told that the intent is missing
 
@@ -183,7 +186,9 @@ class MentionsCog(commands.Cog):
         # and this point (except for an attachment's download or the thread's creation), so
         # that one channel's messages are answered in the order they arrived.
         target = ChannelTarget(thread) if thread is not None else MessageReplyTarget(message)
-        reply = LiveReply(target, interval_s=self.live.edit_interval_s,
+        where: discord.abc.Messageable = thread if thread is not None else message.channel
+        slot = self.order.take(where.id)  # type: ignore[union-attr]  (a channel or thread has an id)
+        reply = LiveReply(target, interval_s=self.live.edit_interval_s, wait_first=slot.wait,
                           show_status=False, preface=seen.preface)  # the typing indicator is the status here
 
         async def on_event(event: AgentEvent) -> None:
@@ -192,7 +197,13 @@ class MentionsCog(commands.Cog):
         turn = asyncio.create_task(self.pipeline.handle(
             request_from_message(message, seen.question(text), thread, images=seen.images), on_event),
             name=f"turn-{message.id}")
-        where: discord.abc.Messageable = thread if thread is not None else message.channel
+        try:
+            await self._deliver(message, place, turn, reply, where, slot)
+        finally:
+            slot.release()
+
+    async def _deliver(self, message: discord.Message, place: PlaceSettings, turn: asyncio.Task[TurnResult],
+                      reply: LiveReply, where: discord.abc.Messageable, slot: DeliverySlot) -> None:
         try:
             try:
                 async with where.typing():
@@ -203,6 +214,8 @@ class MentionsCog(commands.Cog):
         except BaseException:
             await reply.abandon()
             raise
+        if result.unqueued:
+            slot.unordered()
         if result.outcome == "cooldown" and not self._first_cooldown_notice(
                 str(message.author.id),
                 self.settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s):
