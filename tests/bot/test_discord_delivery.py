@@ -115,18 +115,34 @@ async def test_two_channels_are_answered_concurrently(world: World, run_bot, fak
 async def test_one_channels_messages_are_answered_in_order(world: World, run_bot, fake: FakeOpenAI) -> None:
     gate = asyncio.Event()
     fake.responder = _echo(gate)
-    await run_bot()
+    running = await run_bot()
     asked: list[FakeMessage] = []
     for text in ("first, slow", "second", "third"):
         asked.append(await world.dc.user_says(world.general, world.alice, text, mention_bot=True))
-    await world.dc.wait_for(lambda: fake.requests and len(
-        [t for t in world.dc.typing_events if t.channel_id == world.general]) == 3)  # all three taken in
+    await world.dc.wait_for(lambda: fake.requests and running.runtime.pipeline.tracker.in_flight == 3)  # all taken in
     assert [last_user_text(r) for r in fake.requests] == ["first, slow"]  # the others wait their turn
     gate.set()
     replies = [await answer(world, message) for message in asked]
     assert [r.content for r in replies] == ["re: first, slow", "re: second", "re: third"]
     assert [int(r.id) for r in replies] == sorted(int(r.id) for r in replies)
     assert [last_user_text(r) for r in fake.requests] == ["first, slow", "second", "third"]
+
+
+async def test_turns_waiting_in_one_channel_share_one_typing_indicator(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    gate = asyncio.Event()
+    fake.responder = _echo(gate)
+    running = await run_bot()
+    asked = [await world.dc.user_says(world.general, person, f"question {n}", mention_bot=True)
+             for n, person in enumerate((world.alice, world.bob, world.alice))]
+    other = await world.dc.user_says(world.random, world.bob, "elsewhere", mention_bot=True)
+    await world.dc.wait_for(lambda: running.runtime.pipeline.tracker.in_flight == 4)
+    gate.set()
+    replies = [await answer(world, message) for message in [*asked, other]]
+    first_answer = min(r.created_at for r in replies[:3])
+    posts = [t for t in world.dc.typing_events if t.channel_id == world.general and t.at < first_answer]
+    assert len(posts) == 1  # per message it was one each: three before the first answer
+    assert [t.channel_id for t in world.dc.typing_events].count(world.random) >= 1  # each channel its own
 
 
 # ------------------------------------------------------------------ failures and cooldown

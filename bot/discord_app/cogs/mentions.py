@@ -3,7 +3,8 @@ reply to the bot, any DM, every message in a free-response channel, and follow-u
 the bot opened for an answer.
 
 Bots (and the bot itself) are ignored; people outside the operator's lists get silence. The
-typing indicator shows while the pipeline works; the answer is a reply that grows as the model
+typing indicator shows while the pipeline works (one per channel, however many turns wait there:
+bot.discord_app.typing_indicator); the answer is a reply that grows as the model
 writes it (bot.discord_app.live_reply), split into parts. Attached images go to the model when it
 can see them (bot.discord_app.images); a bad one gets a sentence instead of an answer. With
 auto-thread on (bot.place_settings), a turn started in a text channel opens a public thread
@@ -38,6 +39,7 @@ from bot.discord_app.translate import (
     strip_bot_mention,
     where_of,
 )
+from bot.discord_app.typing_indicator import ChannelTyping
 from bot.errors import sentence_for
 from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.place_settings import DEFAULTS, PlaceSettings
@@ -81,6 +83,7 @@ class MentionsCog(commands.Cog):
         self.policy = policy
         self.live = live or LiveOptions()
         self.order = order or DeliveryOrder()
+        self.typing = ChannelTyping()  # one indicator per channel, however many turns wait there
         self._cooldown_notices: dict[str, float] = {}  # user id -> when last told to slow down
         self._intent_noticed: set[str] = set()  # channels told that the intent is missing
 
@@ -205,11 +208,7 @@ class MentionsCog(commands.Cog):
     async def _deliver(self, message: discord.Message, place: PlaceSettings, turn: asyncio.Task[TurnResult],
                       reply: LiveReply, where: discord.abc.Messageable, slot: DeliverySlot) -> None:
         try:
-            try:
-                async with where.typing():
-                    result = await turn
-            except discord.HTTPException:  # the typing indicator failed; the answer still goes out
-                log.warning("typing indicator failed in channel %s", message.channel.id, exc_info=True)
+            async with self.typing.shown(where, where.id):  # type: ignore[attr-defined]  (a channel or thread)
                 result = await turn
         except BaseException:
             await reply.abandon()
