@@ -181,7 +181,7 @@ async def check_chroma(s: Settings) -> CheckResult:
     where = f"server at {m.chroma_host}:{m.chroma_port}" if m.chroma_host else f"embedded folder {m.chroma_path}"
     try:
         memory = await asyncio.to_thread(open_user_memory, settings=m, preload=False,
-                                         http_timeout_s=NETWORK_TIMEOUT_S, chroma_process=m.chroma_process)
+                                         http_timeout_s=NETWORK_TIMEOUT_S)
     except MemoryConfigError as exc:
         return _fail(name, _short(exc), "set EMBEDDING_MODEL to the model this memory was built with")
     except MemoryStoreError as exc:

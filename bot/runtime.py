@@ -126,8 +126,7 @@ class Runtime:
             self.buffer = ChannelBuffer(self.db)
             self.traces = TraceStore(self.db)
             self.user_memory = await asyncio.to_thread(
-                open_user_memory, settings=s.memory, embedder=self._embedder,
-                chroma_process=s.memory.chroma_process, cache_bytes=s.memory.memory_cache_bytes)
+                open_user_memory, settings=s.memory, embedder=self._embedder)
             stack.push_async_callback(self.user_memory.close)
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))

@@ -341,11 +341,13 @@ class UserMemory:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _load(self, user_id: str, version: int) -> UserItems:
+    def _load(self, user_id: str, version: int) -> tuple[UserItems, int | None]:
         """All of the user's items and vectors (worker thread): the ids Chroma has for the user;
         the user's snapshot, less the rows Chroma no longer has; then the missing items from
         Chroma in pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long.
-        A new snapshot is written (in the background) when this fetched many or dropped any."""
+        With them, the snapshot generation to write a new snapshot under when this fetched many
+        or dropped any (else None): written only once the entry is cached (`_user_items`), so
+        that an entry a write overtook while it was read never gets a current token."""
         snapshots = self._snapshots
         started = time.perf_counter()
         generation = snapshots.generation(user_id) if snapshots is not None else 0
@@ -358,7 +360,7 @@ class UserMemory:
             entry.token = token
             self.last_load = ColdLoad("token", entry.live, 1000 * (read_token - started),
                                       1000 * (read_snapshot - read_token), 0.0, 0.0)
-            return entry
+            return entry, None
         ids = self._store.ids(where={"user_id": user_id})
         read_ids = time.perf_counter()
         gone = 0
@@ -377,8 +379,8 @@ class UserMemory:
                                   1000 * (time.perf_counter() - read_ids))
         stale = kept is not None and (gone or missing or kept[1] != token)
         if snapshots is not None and (stale or entry.unsaved >= self._snapshot_after):
-            self._snapshot_later(user_id, entry, generation)
-        return entry
+            return entry, generation
+        return entry, None
 
     def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> Future[None] | None:
         """Write the user's snapshot from `entry` on a worker thread (any thread may call this);
@@ -496,9 +498,11 @@ class UserMemory:
         if entry is not None:
             return entry
         version = self._versions.of(user_id)
-        entry = await self._pool.run(self._load, user_id, version)
+        entry, snapshot_generation = await self._pool.run(self._load, user_id, version)
         if self._versions.of(user_id) == version and not self._pool.closed:
             self._free_later(self._cache.put(user_id, entry))
+            if snapshot_generation is not None:
+                self._snapshot_later(user_id, entry, snapshot_generation)
         return entry
 
     async def _sync(self) -> None:
@@ -707,11 +711,11 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                      collection: str = DEFAULT_COLLECTION, search_mode: str = "hybrid",
                      clock: Callable[[], float] = time.time, settings: MemorySettings | None = None,
                      op_timeout_s: float = 30.0, http_timeout_s: float = 10.0,
-                     cache_bytes: int = DEFAULT_CACHE_BYTES, preload: bool = True,
+                     cache_bytes: int | None = None, preload: bool = True,
                      ranking_config: ranking.RankingConfig | None = None,
                      share_changes: bool | None = None, feed_interval_s: float = 1.0,
                      snapshot_dir: str | os.PathLike[str] | None = None, snapshots: bool = True,
-                     snapshot_after: int = SNAPSHOT_AFTER, chroma_process: bool = False) -> UserMemory:
+                     snapshot_after: int = SNAPSHOT_AFTER, chroma_process: bool | None = None) -> UserMemory:
     """**contract** Open the per-user semantic memory.
 
     `path` is the embedded Chroma folder (default `settings.chroma_path`); `host`/`port`
@@ -720,14 +724,15 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     with `preload` a local model starts loading in the background now. `clock` returns
     epoch seconds (for tests and evaluations of time questions). `ranking_config` is the
     ranking every search uses (default `ranking.DEFAULT_CONFIG`). `cache_bytes` bounds the
-    users' items held in this process. `share_changes` (default: on with a server) records
+    users' items held in this process (default `settings.memory_cache_bytes`, else 512 MiB). `share_changes` (default: on with a server) records
     and polls the change feed every `feed_interval_s`, so that processes sharing the server
     see each other's writes. With `snapshots`, users' items are also kept in per-user files
     (`memory.snapshot`) under `snapshot_dir` (default: beside the Chroma folder, `<path>-snapshots`;
     none with a server unless `path` or `settings` name a folder), rewritten once
     `snapshot_after` of a user's items are not in the file. `chroma_process` runs an embedded
     Chroma in a child process (`memory.chroma_process`), so that its work never holds this
-    process's event loop (off by default: the child takes seconds to start). Raises StoreUnavailable naming the folder or host:port when the
+    process's event loop (default `settings.chroma_process`; off without settings: the child
+    takes seconds to start). Raises StoreUnavailable naming the folder or host:port when the
     store cannot be opened, ConfigError when the collection holds vectors of another model.
     """
     if search_mode not in SEARCH_MODES:
@@ -736,6 +741,8 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
         path = path if path is not None else settings.chroma_path
         if host is None and settings.chroma_host:
             host, port = settings.chroma_host, port if port is not None else settings.chroma_port
+        cache_bytes = settings.memory_cache_bytes if cache_bytes is None else cache_bytes
+        chroma_process = settings.chroma_process if chroma_process is None else chroma_process
     owns = embedder is None
     if embedder is None:
         embedder = embedder_from_settings(settings or MemorySettings())
@@ -762,6 +769,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
         except OSError as exc:
             raise StoreUnavailable(f"snapshot folder {str(folder)!r} cannot be used: {exc}") from exc
     return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
-                      cache_bytes=cache_bytes, owns_embedder=owns, preload=preload,
+                      cache_bytes=DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes,
+                      owns_embedder=owns, preload=preload,
                       ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after,
                       tokens=tokens)

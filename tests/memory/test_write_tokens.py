@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import threading
 import sys
 from pathlib import Path
 
@@ -267,3 +268,32 @@ async def test_a_users_writes_are_settled_once_none_came_for_a_while(tmp_path: P
         await mem.add(ALICE, "the third hive", scope=GUILD)
         assert tokens.current(ALICE) is None
     assert tokens.current(ALICE) not in (None, settled)  # closing settles too
+
+
+async def test_a_cold_load_overtaken_by_an_add_writes_no_snapshot_a_later_load_would_trust(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    await stored_and_closed(path, local_embedder)
+    async with opened(path, local_embedder) as writer:  # a write that leaves the snapshot behind
+        await writer.add(ALICE, "a note about the bees from elsewhere", scope=GUILD)
+
+    async with opened(path, local_embedder) as mem:
+        store, reached, go_on = mem._store, threading.Event(), threading.Event()
+        read_ids = store.ids
+
+        def ids_then_wait(**where: object) -> list[str]:
+            found = read_ids(**where)  # the ids as they were before the add below
+            reached.set()
+            go_on.wait(30)
+            return found
+
+        store.ids = ids_then_wait  # type: ignore[method-assign]  (holds the cold load mid-read)
+        search = asyncio.create_task(mem.search(ALICE, "bees", k=50))
+        assert await asyncio.to_thread(reached.wait, 30)
+        await mem.add(ALICE, "the note that overtook the load", scope=GUILD)
+        go_on.set()
+        await search
+        store.ids = read_ids  # type: ignore[method-assign]
+    async with opened(path, local_embedder) as again:
+        found = await texts_found(again, "the note that overtook the load")
+    assert "the note that overtook the load" in found and "a note about the bees from elsewhere" in found
