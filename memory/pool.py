@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
 from memory.errors import MemoryStoreError, StoreUnavailable
 
@@ -22,6 +22,12 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 WORKERS = 4  # threads for embedding, Chroma calls and searches
+
+
+class Holder(Protocol):
+    """What `run_held` tells of its thread task (`memory.write_tokens.WriteHold`)."""
+
+    def keep(self, task: Future[object]) -> None: ...
 
 
 class WorkerPool:
@@ -38,12 +44,23 @@ class WorkerPool:
         return self._executor.submit(fn)
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._awaited(self._started(lambda: fn(*args, **kwargs)))
+
+    async def run_held(self, hold: Holder, fn: Callable[[], T]) -> T:
+        """`run`, with the thread's task given to `hold` first: it learns when the task has
+        really returned, also after this call gave up waiting (timeout, cancel)."""
+        task = self._started(fn)
+        hold.keep(task)
+        return await self._awaited(task)
+
+    def _started(self, fn: Callable[[], T]) -> Future[T]:
         if self.closed:
             raise MemoryStoreError("this user memory is closed")
-        loop = asyncio.get_running_loop()
+        return self._executor.submit(fn)
+
+    async def _awaited(self, task: Future[T]) -> T:
         try:
-            return await asyncio.wait_for(loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs)),
-                                          self.op_timeout_s)
+            return await asyncio.wait_for(asyncio.wrap_future(task), self.op_timeout_s)
         except TimeoutError:
             raise StoreUnavailable(f"{self.where} did not answer within {self.op_timeout_s:g} s") from None
 

@@ -93,7 +93,7 @@ from memory.pool import WorkerPool
 from memory.search import SEARCH_MODES, rank
 from memory.snapshot import Snapshots
 from memory.user_items import UserItems, created_of
-from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
+from memory.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 from memory.validation import (
     MAX_TEXT_CHARS,
     check_metadata,
@@ -170,7 +170,7 @@ class UserMemory:
                  cache_bytes: int = DEFAULT_CACHE_BYTES, owns_embedder: bool = False, preload: bool = True,
                  ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None,
                  snapshots: Snapshots | None = None, snapshot_after: int = SNAPSHOT_AFTER,
-                 tokens: WriteTokens | None = None) -> None:
+                 tokens: WriteTokens | None = None, sole_writer: bool = False) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -184,6 +184,9 @@ class UserMemory:
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
         self._tokens = tokens
+        # no other process writes this collection (an embedded Chroma): the cached items may
+        # take this process's own new write tokens without reading Chroma's ids
+        self._sole_writer = sole_writer and feed is None
         self._settle_timer: asyncio.TimerHandle | None = None
         self._settling: asyncio.Task[None] | None = None
         self.last_load: ColdLoad | None = None
@@ -310,12 +313,13 @@ class UserMemory:
         by_user: dict[str, list[int]] = {}
         for n, row in enumerate(rows):
             by_user.setdefault(row[3]["user_id"], []).append(n)
-        await self._begin_writes(by_user)
+        hold = await self._begin_writes(by_user)
         try:
             for start in range(0, len(rows), self._batch):
-                batches.append(await self._pool.run(self._embed_and_add, rows[start:start + self._batch]))
+                batch = rows[start:start + self._batch]
+                batches.append(await self._pool.run_held(hold, lambda batch=batch: self._embed_and_add(batch)))
         except BaseException:
-            self._end_writes(by_user)
+            self._end_writes(hold)
             for user_id in by_user:
                 self._versions.bump(user_id)
                 self._cache.drop(user_id)
@@ -329,9 +333,9 @@ class UserMemory:
                 updates.append((user_id, entry, [rows[n] for n in positions], matrix[positions]))
         try:
             if updates:
-                await self._pool.run(_append_all, updates)
+                await self._pool.run_held(hold, lambda: _append_all(updates))
         finally:
-            self._end_writes(by_user)
+            self._end_writes(hold)
         if updates:
             self._free_later(self._cache.trim())
             for user_id in by_user:
@@ -388,8 +392,8 @@ class UserMemory:
         written for the user, another is not started (the rows stay unsaved for the next).
 
         The snapshot keeps the entry's write token when it is known to hold every write that
-        ended before the token was set (`UserItems.token`: this process is the only writer,
-        without a change feed); with a change feed, a token read now when the user's ids in
+        ended before the token was set (`UserItems.token`) when this process is the only writer
+        (an embedded Chroma); with other writers possible (a Chroma server), a token read now when the user's ids in
         Chroma are exactly the entry's live ones; else none (its next load checks ids)."""
         snapshots = self._snapshots
         if snapshots is None or self._pool.closed or user_id in self._saving:
@@ -403,9 +407,9 @@ class UserMemory:
                 token = self._save_token(user_id, entry)
                 with entry.lock:
                     columns = entry.columns()
-                    if self._feed is None:
+                    if self._sole_writer:
                         entry.token = token
-                if self._feed is not None and token is not None:
+                if not self._sole_writer and token is not None:
                     token = token if self._store_ids(user_id) == set(columns["ids"].tolist()) else None
                 if len(columns["ids"]):
                     snapshots.save(user_id, columns, token, taken)
@@ -426,35 +430,40 @@ class UserMemory:
 
     def _save_token(self, user_id: str, entry: UserItems) -> str | None:
         """The token a snapshot of `entry` may keep (worker thread; see `_snapshot_later`): this
-        process's writes of the user are settled first when none runs (else None). Without a
-        change feed, that new token, or the entry's own when there was nothing to settle; with
-        one, the token now (one is set if none), to be checked against Chroma's ids."""
+        process's writes of the user are settled first when none runs (else None). The only
+        writer takes that new token, or the entry's own when there was nothing to settle; with
+        other writers possible, the token now (one is set if none), to be checked against Chroma's ids."""
         tokens = self._tokens
         if tokens is None:
             return None
         if tokens.has_session(user_id):
             settled = tokens.settle(user_id)
-            if settled is None or self._feed is None:
+            if settled is None or self._sole_writer:
                 return settled
-        elif self._feed is None:
+        elif self._sole_writer:
             return entry.token
         return tokens.current(user_id, create=True)
 
     def _store_ids(self, user_id: str) -> set[str]:
         return set(self._store.ids(where={"user_id": user_id}))
 
-    async def _begin_writes(self, users: Iterable[str]) -> None:
-        """Before a write of these users: their marks are in Chroma (`memory.write_tokens`)."""
-        if self._tokens is not None:
-            await self._pool.run(self._tokens.begin, list(users))
+    async def _begin_writes(self, users: Iterable[str]) -> WriteHold:
+        """Before a write of these users: their marks are in Chroma (`memory.write_tokens`).
+        Run the write's thread tasks held by the returned hold, and pass it to `_end_writes`."""
+        hold = WriteHold(self._tokens, users)
+        try:
+            await self._pool.run_held(hold, hold.begin)
+        except BaseException:
+            self._end_writes(hold)  # a begin that timed out still ends once its thread returns
+            raise
+        return hold
 
-    def _end_writes(self, users: Iterable[str]) -> None:
-        """After a write of these users (and after their cached items took it in, if cached), or
-        after it failed; the users are settled once no write of theirs came for SETTLE_AFTER_S."""
-        if self._tokens is None:
-            return
-        self._tokens.end(users)
-        if self._settle_timer is None and not self._pool.closed:
+    def _end_writes(self, hold: WriteHold) -> None:
+        """After a write (and after the cached items took it in, if cached), or after it failed;
+        its users' sessions end once its thread tasks have returned, and the users are settled
+        once no write of theirs came for SETTLE_AFTER_S."""
+        hold.release()
+        if self._tokens is not None and self._settle_timer is None and not self._pool.closed:
             loop = asyncio.get_running_loop()
             self._settle_timer = loop.call_later(SETTLE_AFTER_S, self._settle_later)
 
@@ -465,16 +474,16 @@ class UserMemory:
 
     async def _settle(self, idle_s: float) -> None:
         """Settle the users idle for `idle_s` (new tokens, marks removed); their cached items
-        take the new token when this process is the only writer (no change feed)."""
+        take the new token when this process is the only writer (an embedded Chroma)."""
         tokens = self._tokens
         if tokens is None or self._pool.closed:
             return
         try:
-            settled = await self._pool.run(tokens.settle_idle, idle_s)
+            settled = await self._pool.run(_settle_and_refresh, tokens, idle_s)
         except StoreUnavailable as exc:
             log.warning("semantic memory: cannot settle write tokens in %s: %s", self.where, exc)
             settled = {}
-        if self._feed is None:
+        if self._sole_writer:
             for user_id, token in settled.items():
                 entry = self._cache.peek(user_id)
                 if entry is not None:
@@ -646,11 +655,11 @@ class UserMemory:
                 if snapshots is not None:
                     snapshots.drop(user_id)
 
-        await self._begin_writes([user_id])
+        hold = await self._begin_writes([user_id])
         try:
-            result = await self._pool.run(erased)
+            result = await self._pool.run_held(hold, erased)
         except BaseException:
-            self._end_writes([user_id])
+            self._end_writes(hold)
             self._versions.bump(user_id)
             self._cache.drop(user_id)
             raise
@@ -661,9 +670,9 @@ class UserMemory:
                 def locked() -> None:
                     with entry.lock:
                         remove(entry)
-                await self._pool.run(locked)
+                await self._pool.run_held(hold, locked)
         finally:
-            self._end_writes([user_id])
+            self._end_writes(hold)
         if entry is not None:
             self._snapshot_later(user_id, entry)
         return result
@@ -697,6 +706,12 @@ class UserMemory:
             return len(ids)
 
         return await self._forgotten(user_id, lambda entry: entry.remove_scope(scope), forget)
+
+
+def _settle_and_refresh(tokens: WriteTokens, idle_s: float) -> dict[str, str]:
+    settled = tokens.settle_idle(idle_s)
+    tokens.refresh()  # the marks of writes still running, or not settled yet
+    return settled
 
 
 def _append_all(updates: list[tuple[str, UserItems, list[Row], np.ndarray]]) -> None:
@@ -772,4 +787,4 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                       cache_bytes=DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes,
                       owns_embedder=owns, preload=preload,
                       ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after,
-                      tokens=tokens)
+                      tokens=tokens, sole_writer=not host)

@@ -17,9 +17,12 @@ user's mark (the first write since the last settle): a run of adds pays once, an
 `memory.semantic` settles a user some seconds after their last write, and on close.
 
 Crashes: a process that dies with a mark leaves it, which makes every load of that user check
-ids. A mark not refreshed for `stale_after_s` (a writer refreshes its mark at a quarter of
-that) is taken as a dead writer's: the reader sets a new token first, then deletes the mark, so
-a snapshot taken while it stood can never match.
+ids. A mark a reader has seen unchanged for `stale_after_s` of its own clock (a writer puts
+its marks again every quarter of that while it holds them: `refresh`) is taken as a dead
+writer's: the reader sets a new token first, then deletes the mark, so a snapshot taken while
+it stood can never match. `WriteHold` ends a write's hold on its marks only once every thread
+task of the write has returned, so a write that timed out while its thread still writes keeps
+its mark until it is really over.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -32,17 +35,19 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memory.chroma_backend import StoredItem
 
-__all__ = ["TOKEN_SUFFIX", "TokenLog", "WriteTokens"]
+__all__ = ["TOKEN_SUFFIX", "TokenLog", "WriteHold", "WriteTokens"]
 
 log = logging.getLogger(__name__)
 
 TOKEN_SUFFIX = "__tokens"
 STALE_AFTER_S = 600.0
+SEEN_USERS = 4096  # users whose marks a reader remembers seeing (the oldest sightings go first)
 
 
 class TokenLog(Protocol):
@@ -74,10 +79,13 @@ class WriteTokens:
     and `current` call Chroma (run them in a worker thread); `end` and `has_session` do not."""
 
     def __init__(self, store: TokenLog, *, stale_after_s: float = STALE_AFTER_S,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._store = store
         self._stale_after_s = stale_after_s
-        self._clock = clock
+        self._clock = clock  # stamps marks and tokens (for people reading the records)
+        self._monotonic = monotonic  # judges marks stale
+        # per user, the marks this reader saw, as (id, put at), and when it first saw each
+        self._seen_marks: dict[str, dict[tuple[str, str], float]] = {}
         self._io = threading.Lock()  # one begin or settle at a time: a write never overtakes its mark
         self._lock = threading.Lock()  # the sessions themselves (held for no I/O)
         self._sessions: dict[str, _Session] = {}
@@ -92,15 +100,20 @@ class WriteTokens:
                 due = {u: self._sessions[u].mark if u in self._sessions else "w:" + uuid.uuid4().hex
                        for u in users
                        if u not in self._sessions or now - self._sessions[u].marked_at > self._stale_after_s / 4}
-            if due:
-                self._store.upsert(list(due.values()), [""] * len(due),
-                                   [{"user_id": u, "kind": "mark", "at": now} for u in due])
+            self._put_marks(due, now)
             with self._lock:
                 for u in users:
-                    session = self._sessions.setdefault(u, _Session(due.get(u, ""), now))
-                    if u in due:
+                    session = self._sessions.get(u)
+                    if session is None:
+                        session = self._sessions[u] = _Session(due[u], now)
+                    elif u in due:
                         session.marked_at = now
                     session.running += 1
+
+    def _put_marks(self, marks: Mapping[str, str], now: float) -> None:
+        if marks:
+            self._store.upsert(list(marks.values()), [""] * len(marks),
+                               [{"user_id": u, "kind": "mark", "at": now} for u in marks])
 
     def end(self, user_ids: Iterable[str]) -> None:
         """This process's write of these users (begun with `begin`) is over, wherever it went."""
@@ -144,6 +157,22 @@ class WriteTokens:
                     self._sessions.pop(u, None)
             return tokens
 
+    def refresh(self) -> int:
+        """Put again the marks this process has held for more than a quarter of `stale_after_s`
+        (a write still running, or one not settled yet), so that no reader takes a long
+        write's mark for a dead writer's; returns how many."""
+        with self._io:
+            now = self._clock()
+            with self._lock:
+                due = {u: s.mark for u, s in self._sessions.items()
+                       if now - s.marked_at > self._stale_after_s / 4}
+            self._put_marks(due, now)
+            with self._lock:
+                for u in due:
+                    if u in self._sessions:
+                        self._sessions[u].marked_at = now
+            return len(due)
+
     def _renew(self, users: Sequence[str]) -> dict[str, str]:
         at = self._clock()
         tokens = {u: uuid.uuid4().hex for u in users}
@@ -153,18 +182,23 @@ class WriteTokens:
 
     def current(self, user_id: str, *, create: bool = False) -> str | None:
         """The user's token when no process holds a mark for them, else None. A user with no
-        token yet has None too, unless `create` (then one is set: that changes nothing else)."""
+        token yet has None too, unless `create` (then one is set: that changes nothing else).
+
+        A mark is taken as a dead writer's when this reader has seen it unchanged (the same
+        mark put at the same time) for `stale_after_s` of its own monotonic clock: the writer's
+        clock is never compared with this one, so clocks that differ between hosts cannot make
+        a live writer's mark look old."""
         records = self._store.get(where={"user_id": user_id})
-        now = self._clock()
         marks = [r for r in records if r.metadata.get("kind") == "mark"]
         if marks:
-            stale = [r.id for r in marks if now - float(r.metadata.get("at", now)) > self._stale_after_s]
+            stale = self._unchanged_for_long(user_id, [(r.id, str(r.metadata.get("at", ""))) for r in marks])
             if stale:
                 log.warning("semantic memory: %d write mark(s) of a user not refreshed for %g s taken as a "
                             "dead writer's; token renewed", len(stale), self._stale_after_s)
                 self._renew([user_id])
                 self._store.delete(stale)
             return None
+        self._unchanged_for_long(user_id, [])
         tokens = [str(r.metadata.get("token", "")) for r in records if r.metadata.get("kind") == "token"]
         if tokens and tokens[0]:
             return tokens[0]
@@ -172,3 +206,66 @@ class WriteTokens:
             self._renew([user_id])
             return self.current(user_id)
         return None
+
+    def _unchanged_for_long(self, user_id: str, marks: Sequence[tuple[str, str]]) -> list[str]:
+        """The ids of these marks of the user that this reader first saw, as they are now, at
+        least `stale_after_s` ago; forgets the user's marks it saw before and no longer sees."""
+        now = self._monotonic()
+        with self._lock:
+            seen = self._seen_marks.pop(user_id, {})
+            kept = {mark: seen.get(mark, now) for mark in marks}
+            if kept:
+                self._seen_marks[user_id] = kept
+                while len(self._seen_marks) > SEEN_USERS:
+                    self._seen_marks.pop(next(iter(self._seen_marks)))
+            return [mark_id for (mark_id, _), first in kept.items() if now - first >= self._stale_after_s]
+
+
+class WriteHold:
+    """One write's hold on its users' marks (thread-safe). `begin` (in a worker thread) puts
+    the marks; every thread task of the write is `keep`-ed; `release` says the write is over
+    for its caller (done, failed, timed out or cancelled). The users' sessions end when both
+    hold: released, and every kept task has returned, so a task that outlives its caller's
+    timeout keeps the marks until it stops writing. Nothing ends when `begin` never returned."""
+
+    def __init__(self, tokens: WriteTokens | None, users: Iterable[str]) -> None:
+        self._tokens = tokens
+        self._users = sorted(set(users))
+        self._lock = threading.Lock()
+        self._running = 0
+        self._begun = self._released = self._ended = False
+
+    def begin(self) -> None:
+        if self._tokens is not None:
+            self._tokens.begin(self._users)
+        with self._lock:
+            self._begun = True
+
+    def keep(self, task: Future[object]) -> None:
+        with self._lock:
+            self._running += 1
+        task.add_done_callback(self._returned)
+
+    def release(self) -> None:
+        with self._lock:
+            self._released = True
+        self._end_when_over()
+
+    @property
+    def ended(self) -> bool:
+        with self._lock:
+            return self._ended
+
+    def _returned(self, _task: Future[object]) -> None:
+        with self._lock:
+            self._running -= 1
+        self._end_when_over()
+
+    def _end_when_over(self) -> None:
+        with self._lock:
+            if self._ended or not self._released or self._running:
+                return
+            self._ended = True
+            begun = self._begun
+        if begun and self._tokens is not None:
+            self._tokens.end(self._users)

@@ -295,3 +295,22 @@ async def test_a_server_snapshot_is_trusted_until_a_peer_process_writes(
         texts = [h.text for h in await mem.search(ALICE, "swarm hive", k=10, scope="dm")]
         assert mem.last_load is not None and mem.last_load.route == "ids"
     assert "a swarm left hive number 2" in texts and len(texts) == 6
+
+
+async def test_a_server_snapshot_without_the_feed_is_checked_against_another_writers_add(
+        chroma_server: ChromaServer, local_embedder: LocalEmbedder, tmp_path: Path,
+        request: pytest.FixtureRequest) -> None:
+    options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
+                   collection=_collection(request), share_changes=False, snapshot_dir=tmp_path / "snapshots",
+                   snapshot_after=1)
+    async with open_user_memory(**options) as first:
+        await first.add(ALICE, "my hive is on the roof", scope="dm")
+        await first.search(ALICE, "hive", scope="dm")  # cached here; this process sees no feed
+        async with open_user_memory(**options) as other:
+            await other.add(ALICE, "a swarm left the hive", scope="dm")
+        await first.add(ALICE, "the hive got a new queen", scope="dm")
+    # closing `first` settled its writes and wrote a snapshot of what it had cached
+    async with open_user_memory(**options) as later:
+        texts = {h.text for h in await later.search(ALICE, "hive", k=10, scope="dm")}
+        assert later.last_load is not None and later.last_load.route != "token"
+    assert texts == {"my hive is on the roof", "a swarm left the hive", "the hive got a new queen"}

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import threading
 import sys
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from memory.chroma_backend import ChromaStore
 from memory.embeddings import LocalEmbedder
 from memory import semantic
 from memory.semantic import UserMemory, open_user_memory, scope_for
-from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
+from memory.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 from tests.memory.fixtures_semantic import Clock
 
 ALICE = "111111111111111111"
@@ -29,7 +30,7 @@ CRASHING_WRITER = """
 import os, sys
 import numpy as np
 from memory.chroma_backend import ChromaStore
-from memory.write_tokens import TOKEN_SUFFIX, WriteTokens
+from memory.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 store = ChromaStore.open(path=sys.argv[1], host=None, port=None, collection="user_memory",
                          embedder_name=sys.argv[2], dimension=None)
 tokens = WriteTokens(store.log(TOKEN_SUFFIX))
@@ -40,10 +41,12 @@ os._exit(3)  # dies after the write, before its user is settled
 """
 
 
-def tokens_of(path: Path, clock: Clock | None = None, embedder: str = "test") -> WriteTokens:
+def tokens_of(path: Path, clock: Clock | None = None, embedder: str = "test",
+              monotonic: Clock | None = None) -> WriteTokens:
     store = ChromaStore.open(path=path, host=None, port=None, collection="user_memory", embedder_name=embedder,
                              dimension=None)
-    return WriteTokens(store.log(TOKEN_SUFFIX), **({"clock": clock} if clock else {}))
+    timing = {"clock": clock} if clock else {}
+    return WriteTokens(store.log(TOKEN_SUFFIX), **timing, **({"monotonic": monotonic} if monotonic else {}))
 
 
 def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:
@@ -112,11 +115,13 @@ def test_two_writers_marks_keep_the_token_unknown_until_both_settled(tmp_path: P
     assert first.settle(ALICE) == second.current(ALICE) is not None
 
 
-def test_a_mark_left_by_a_dead_writer_expires_into_a_new_token(tmp_path: Path, clock: Clock) -> None:
+def test_a_mark_left_by_a_dead_writer_expires_once_a_reader_has_seen_it_unchanged_for_the_stale_time(
+        tmp_path: Path, clock: Clock) -> None:
     tokens = tokens_of(tmp_path / "chroma", clock)
     before = tokens.current(ALICE, create=True)
     tokens.begin([ALICE])  # a writer that never comes back: its mark stays
-    reader = tokens_of(tmp_path / "chroma", clock)
+    reader = tokens_of(tmp_path / "chroma", monotonic=clock)
+    assert reader.current(ALICE) is None  # first seen now
     clock.advance(seconds=599)
     assert reader.current(ALICE) is None
 
@@ -126,20 +131,117 @@ def test_a_mark_left_by_a_dead_writer_expires_into_a_new_token(tmp_path: Path, c
     assert after is not None and after != before
 
 
+def test_a_live_writers_mark_is_not_taken_as_dead_by_a_reader_whose_clock_is_hours_ahead(
+        tmp_path: Path, clock: Clock) -> None:
+    writer = tokens_of(tmp_path / "chroma", clock)
+    writer.begin([ALICE])
+    ahead = Clock(clock.now + 3 * 3600)  # another host's wall clock, three hours ahead
+    reader = tokens_of(tmp_path / "chroma", ahead, monotonic=ahead)
+
+    assert reader.current(ALICE) is None
+    assert reader.current(ALICE) is None
+    writer.end([ALICE])
+    assert writer.settle(ALICE) is not None  # the mark was still there to settle
+    assert reader.current(ALICE) is not None
+
+
 def test_a_writer_that_keeps_writing_refreshes_its_mark_so_it_is_never_taken_as_dead(
         tmp_path: Path, clock: Clock) -> None:
     store = ChromaStore.open(path=tmp_path / "chroma", host=None, port=None, collection="user_memory",
                              embedder_name="test", dimension=None).log(TOKEN_SUFFIX)
-    writer, reader = WriteTokens(store, clock=clock), WriteTokens(store, clock=clock)
+    writer, reader = WriteTokens(store, clock=clock), WriteTokens(store, monotonic=clock)
     writer.begin([ALICE])
     writer.end([ALICE])
+    reader.current(ALICE)
     clock.advance(seconds=400)
     writer.begin([ALICE])  # older than a quarter of the stale time: refreshed
     writer.end([ALICE])
+    reader.current(ALICE)
     clock.advance(seconds=400)
 
     assert reader.current(ALICE) is None
     assert [r.metadata["kind"] for r in store.get(where={"user_id": ALICE})] == ["mark"]
+
+
+def test_one_long_write_keeps_its_mark_alive_through_refreshes_while_it_runs(tmp_path: Path, clock: Clock) -> None:
+    store = ChromaStore.open(path=tmp_path / "chroma", host=None, port=None, collection="user_memory",
+                             embedder_name="test", dimension=None).log(TOKEN_SUFFIX)
+    writer, reader = WriteTokens(store, clock=clock), WriteTokens(store, monotonic=clock)
+    writer.begin([ALICE])  # a write that runs for 20 minutes
+    reader.current(ALICE)
+    refreshed = 0
+    for _ in range(8):
+        clock.advance(seconds=155)
+        refreshed += writer.refresh()
+        assert reader.current(ALICE) is None
+    assert refreshed == 8
+    assert [r.metadata["kind"] for r in store.get(where={"user_id": ALICE})] == ["mark"]
+
+
+def test_a_recent_mark_is_not_put_again_by_a_refresh(tmp_path: Path, clock: Clock) -> None:
+    writer = tokens_of(tmp_path / "chroma", clock)
+    writer.begin([ALICE])
+    clock.advance(seconds=100)
+    assert writer.refresh() == 0
+
+
+# -- holds: a write's marks end when its threads have returned -------------------------------
+
+
+def test_a_hold_ends_its_users_session_only_when_released_and_its_thread_task_returned(tmp_path: Path) -> None:
+    tokens = tokens_of(tmp_path / "chroma")
+    hold = WriteHold(tokens, [ALICE])
+    hold.begin()
+    task: Future[object] = Future()
+    task.set_running_or_notify_cancel()
+    hold.keep(task)
+
+    hold.release()  # the caller gave up waiting (a timeout): the thread still writes
+    assert not hold.ended and tokens.settle(ALICE) is None
+    task.set_result(None)
+    assert hold.ended
+    assert tokens.settle(ALICE) is not None
+
+
+def test_a_hold_whose_begin_failed_ends_no_other_writes_session(tmp_path: Path) -> None:
+    tokens = tokens_of(tmp_path / "chroma")
+    tokens.begin([ALICE])  # another write of hers, still running
+    failed = WriteHold(tokens, [ALICE])  # its begin never ran to the end
+    failed.release()
+    assert failed.ended
+    assert tokens.settle(ALICE) is None  # the other write's session still counts
+    tokens.end([ALICE])
+    assert tokens.settle(ALICE) is not None
+
+
+async def test_a_write_that_times_out_keeps_its_mark_until_its_thread_has_written(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    async with opened(path, local_embedder, op_timeout_s=2.0) as mem:
+        await mem.add(ALICE, "the first hive", scope=GUILD)
+        store, go_on = mem._store, threading.Event()
+        add = store.add
+
+        def slow_add(*args: object, **kwargs: object) -> None:
+            go_on.wait(30)
+            add(*args, **kwargs)  # type: ignore[arg-type]
+
+        store.add = slow_add  # type: ignore[method-assign]  (Chroma slower than the op timeout)
+        with pytest.raises(semantic.StoreUnavailable):
+            await mem.add(ALICE, "the write that outlived its caller", scope=GUILD)
+        assert mem._tokens is not None
+        await mem._settle(0.0)
+        assert mem._tokens.has_session(ALICE)  # still writing: not settled
+        go_on.set()
+        for _ in range(100):  # the thread finishes its add, then the session ends
+            await asyncio.sleep(0.1)
+            await mem._settle(0.0)
+            if not mem._tokens.has_session(ALICE):
+                break
+        assert not mem._tokens.has_session(ALICE)
+        store.add = add  # type: ignore[method-assign]
+    async with opened(path, local_embedder) as again:
+        assert "the write that outlived its caller" in await texts_found(again, "the write that outlived")
 
 
 # -- cold loads of the memory -----------------------------------------------------------------
@@ -217,7 +319,7 @@ async def test_items_added_while_a_cold_load_runs_are_in_every_later_load(tmp_pa
     async with opened(path, local_embedder) as mem:
         results = await asyncio.gather(mem.search(ALICE, "bees", k=50),
                                        *(mem.add(ALICE, text, scope=GUILD) for text in late))
-        assert {h.text for h in results[0]} <= {*TEXTS, *late}
+        assert set(TEXTS) <= {h.text for h in results[0]} <= {*TEXTS, *late}
         assert await texts_found(mem) == {*TEXTS, *late}
     async with opened(path, local_embedder) as again:
         assert await texts_found(again) == {*TEXTS, *late}
