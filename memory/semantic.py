@@ -233,6 +233,11 @@ class UserMemory:
         await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
         entries = self._cache.take_all()
         await self._pool.close()
+        if self._tokens is not None and self._tokens.sessions():  # writes whose threads ended just now
+            try:
+                await asyncio.to_thread(self._tokens.settle_idle, 0.0)
+            except StoreUnavailable as exc:
+                log.warning("semantic memory: cannot settle write tokens in %s: %s", self.where, exc)
         await asyncio.to_thread(entries.clear)  # tens of thousands of objects: freed off the loop
         await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
@@ -450,7 +455,15 @@ class UserMemory:
     async def _begin_writes(self, users: Iterable[str]) -> WriteHold:
         """Before a write of these users: their marks are in Chroma (`memory.write_tokens`).
         Run the write's thread tasks held by the returned hold, and pass it to `_end_writes`."""
-        hold = WriteHold(self._tokens, users)
+        loop = asyncio.get_running_loop()
+
+        def late(hold: WriteHold) -> None:  # on the thread of a task that outlived its caller
+            try:
+                loop.call_soon_threadsafe(self._ended_late, hold)
+            except RuntimeError:  # the loop is closed: nothing of this process is cached any more
+                hold.end()
+
+        hold = WriteHold(self._tokens, users, late)
         try:
             await self._pool.run_held(hold, hold.begin)
         except BaseException:
@@ -463,9 +476,21 @@ class UserMemory:
         its users' sessions end once its thread tasks have returned, and the users are settled
         once no write of theirs came for SETTLE_AFTER_S."""
         hold.release()
+        self._settle_soon()
+
+    def _ended_late(self, hold: WriteHold) -> None:
+        """A write's thread returned after its caller gave up on it: its users' items may have
+        been loaded and cached while it still wrote, without it; drop them before the session
+        ends, so that no settle gives such an entry a current token."""
+        for user_id in hold.users:
+            self._versions.bump(user_id)
+            self._cache.drop(user_id)
+        hold.end()
+        self._settle_soon()
+
+    def _settle_soon(self) -> None:
         if self._tokens is not None and self._settle_timer is None and not self._pool.closed:
-            loop = asyncio.get_running_loop()
-            self._settle_timer = loop.call_later(SETTLE_AFTER_S, self._settle_later)
+            self._settle_timer = asyncio.get_running_loop().call_later(SETTLE_AFTER_S, self._settle_later)
 
     def _settle_later(self) -> None:
         self._settle_timer = None
@@ -488,8 +513,8 @@ class UserMemory:
                 entry = self._cache.peek(user_id)
                 if entry is not None:
                     entry.token = token
-        if tokens.sessions() and self._settle_timer is None and not self._pool.closed:
-            self._settle_timer = asyncio.get_running_loop().call_later(SETTLE_AFTER_S, self._settle_later)
+        if tokens.sessions():
+            self._settle_soon()
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
@@ -709,9 +734,10 @@ class UserMemory:
 
 
 def _settle_and_refresh(tokens: WriteTokens, idle_s: float) -> dict[str, str]:
-    settled = tokens.settle_idle(idle_s)
-    tokens.refresh()  # the marks of writes still running, or not settled yet
-    return settled
+    try:
+        return tokens.settle_idle(idle_s)
+    finally:
+        tokens.refresh()  # the marks of writes still running, or not settled yet
 
 
 def _append_all(updates: list[tuple[str, UserItems, list[Row], np.ndarray]]) -> None:

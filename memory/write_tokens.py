@@ -66,7 +66,8 @@ def _token_id(user_id: str) -> str:
 
 @dataclass(slots=True)
 class _Session:
-    """This process's mark for one user: since when it stands, and how many writes run now."""
+    """This process's mark for one user: since when it stands, and how many writes run now
+    (times on the monotonic clock)."""
 
     mark: str
     marked_at: float
@@ -83,7 +84,7 @@ class WriteTokens:
         self._store = store
         self._stale_after_s = stale_after_s
         self._clock = clock  # stamps marks and tokens (for people reading the records)
-        self._monotonic = monotonic  # judges marks stale
+        self._monotonic = monotonic  # times this process's sessions, and how long a reader saw a mark
         # per user, the marks this reader saw, as (id, put at), and when it first saw each
         self._seen_marks: dict[str, dict[tuple[str, str], float]] = {}
         self._io = threading.Lock()  # one begin or settle at a time: a write never overtakes its mark
@@ -95,12 +96,12 @@ class WriteTokens:
         is in Chroma. Pair every call that returns with one `end` of the same users."""
         users = sorted(set(user_ids))
         with self._io:
-            now = self._clock()
+            now = self._monotonic()
             with self._lock:
                 due = {u: self._sessions[u].mark if u in self._sessions else "w:" + uuid.uuid4().hex
                        for u in users
                        if u not in self._sessions or now - self._sessions[u].marked_at > self._stale_after_s / 4}
-            self._put_marks(due, now)
+            self._put_marks(due)
             with self._lock:
                 for u in users:
                     session = self._sessions.get(u)
@@ -110,10 +111,11 @@ class WriteTokens:
                         session.marked_at = now
                     session.running += 1
 
-    def _put_marks(self, marks: Mapping[str, str], now: float) -> None:
+    def _put_marks(self, marks: Mapping[str, str]) -> None:
         if marks:
+            at = self._clock()
             self._store.upsert(list(marks.values()), [""] * len(marks),
-                               [{"user_id": u, "kind": "mark", "at": now} for u in marks])
+                               [{"user_id": u, "kind": "mark", "at": at} for u in marks])
 
     def end(self, user_ids: Iterable[str]) -> None:
         """This process's write of these users (begun with `begin`) is over, wherever it went."""
@@ -122,7 +124,7 @@ class WriteTokens:
                 session = self._sessions.get(u)
                 if session is not None and session.running:
                     session.running -= 1
-                    session.last_end = self._clock()
+                    session.last_end = self._monotonic()
 
     def sessions(self) -> int:
         """How many users this process holds a mark for."""
@@ -143,7 +145,7 @@ class WriteTokens:
         """Settle every user (of `user_ids`, default all) whose last write here ended at least
         `idle_s` ago and none runs; returns their new tokens."""
         with self._io:
-            now = self._clock()
+            now = self._monotonic()
             with self._lock:
                 chosen = self._sessions if user_ids is None else {u: self._sessions[u] for u in user_ids
                                                                   if u in self._sessions}
@@ -162,11 +164,11 @@ class WriteTokens:
         (a write still running, or one not settled yet), so that no reader takes a long
         write's mark for a dead writer's; returns how many."""
         with self._io:
-            now = self._clock()
+            now = self._monotonic()
             with self._lock:
                 due = {u: s.mark for u, s in self._sessions.items()
                        if now - s.marked_at > self._stale_after_s / 4}
-            self._put_marks(due, now)
+            self._put_marks(due)
             with self._lock:
                 for u in due:
                     if u in self._sessions:
@@ -226,18 +228,24 @@ class WriteHold:
     the marks; every thread task of the write is `keep`-ed; `release` says the write is over
     for its caller (done, failed, timed out or cancelled). The users' sessions end when both
     hold: released, and every kept task has returned, so a task that outlives its caller's
-    timeout keeps the marks until it stops writing. Nothing ends when `begin` never returned."""
+    timeout keeps the marks until it stops writing. Nothing ends when `begin` never returned.
 
-    def __init__(self, tokens: WriteTokens | None, users: Iterable[str]) -> None:
+    When the last task returns after the release (the caller gave up on it), `late(hold)` is
+    called from that task's thread instead, and must see to `end()`: the write's owner first
+    forgets what it cached of the users while the task still wrote."""
+
+    def __init__(self, tokens: WriteTokens | None, users: Iterable[str],
+                 late: Callable[[WriteHold], None] | None = None) -> None:
         self._tokens = tokens
-        self._users = sorted(set(users))
+        self.users = sorted(set(users))
+        self._late = late
         self._lock = threading.Lock()
         self._running = 0
-        self._begun = self._released = self._ended = False
+        self._begun = self._released = self._over = self._ended = False
 
     def begin(self) -> None:
         if self._tokens is not None:
-            self._tokens.begin(self._users)
+            self._tokens.begin(self.users)
         with self._lock:
             self._begun = True
 
@@ -249,7 +257,18 @@ class WriteHold:
     def release(self) -> None:
         with self._lock:
             self._released = True
-        self._end_when_over()
+        if self._now_over():
+            self.end()
+
+    def end(self) -> None:
+        """End the users' sessions (once; only when `begin` returned)."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+            begun = self._begun
+        if begun and self._tokens is not None:
+            self._tokens.end(self.users)
 
     @property
     def ended(self) -> bool:
@@ -259,13 +278,15 @@ class WriteHold:
     def _returned(self, _task: Future[object]) -> None:
         with self._lock:
             self._running -= 1
-        self._end_when_over()
+        if self._now_over():
+            if self._late is None:
+                self.end()
+            else:
+                self._late(self)
 
-    def _end_when_over(self) -> None:
+    def _now_over(self) -> bool:
         with self._lock:
-            if self._ended or not self._released or self._running:
-                return
-            self._ended = True
-            begun = self._begun
-        if begun and self._tokens is not None:
-            self._tokens.end(self._users)
+            if self._over or not self._released or self._running:
+                return False
+            self._over = True
+            return True

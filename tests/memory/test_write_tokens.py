@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import Future
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
@@ -149,7 +150,7 @@ def test_a_writer_that_keeps_writing_refreshes_its_mark_so_it_is_never_taken_as_
         tmp_path: Path, clock: Clock) -> None:
     store = ChromaStore.open(path=tmp_path / "chroma", host=None, port=None, collection="user_memory",
                              embedder_name="test", dimension=None).log(TOKEN_SUFFIX)
-    writer, reader = WriteTokens(store, clock=clock), WriteTokens(store, monotonic=clock)
+    writer, reader = WriteTokens(store, clock=clock, monotonic=clock), WriteTokens(store, monotonic=clock)
     writer.begin([ALICE])
     writer.end([ALICE])
     reader.current(ALICE)
@@ -166,7 +167,7 @@ def test_a_writer_that_keeps_writing_refreshes_its_mark_so_it_is_never_taken_as_
 def test_one_long_write_keeps_its_mark_alive_through_refreshes_while_it_runs(tmp_path: Path, clock: Clock) -> None:
     store = ChromaStore.open(path=tmp_path / "chroma", host=None, port=None, collection="user_memory",
                              embedder_name="test", dimension=None).log(TOKEN_SUFFIX)
-    writer, reader = WriteTokens(store, clock=clock), WriteTokens(store, monotonic=clock)
+    writer, reader = WriteTokens(store, clock=clock, monotonic=clock), WriteTokens(store, monotonic=clock)
     writer.begin([ALICE])  # a write that runs for 20 minutes
     reader.current(ALICE)
     refreshed = 0
@@ -179,7 +180,7 @@ def test_one_long_write_keeps_its_mark_alive_through_refreshes_while_it_runs(tmp
 
 
 def test_a_recent_mark_is_not_put_again_by_a_refresh(tmp_path: Path, clock: Clock) -> None:
-    writer = tokens_of(tmp_path / "chroma", clock)
+    writer = tokens_of(tmp_path / "chroma", clock, monotonic=clock)
     writer.begin([ALICE])
     clock.advance(seconds=100)
     assert writer.refresh() == 0
@@ -214,34 +215,95 @@ def test_a_hold_whose_begin_failed_ends_no_other_writes_session(tmp_path: Path) 
     assert tokens.settle(ALICE) is not None
 
 
+class HeldCall:
+    """One Chroma call of a memory held until the test lets it go (it then runs as it would)."""
+
+    def __init__(self, mem: UserMemory, name: str) -> None:
+        self.store, self.name, self.go_on = mem._store, name, threading.Event()
+        self.real = getattr(self.store, name)
+
+        def held(*args: object, **kwargs: object) -> object:
+            self.go_on.wait(60)
+            return self.real(*args, **kwargs)
+
+        setattr(self.store, name, held)
+
+    def release(self) -> None:
+        setattr(self.store, self.name, self.real)  # later calls run at once
+        self.go_on.set()
+
+
+async def until(check: Callable[[], Awaitable[bool]], seconds: float = 20.0) -> bool:
+    for _ in range(int(seconds / 0.1)):
+        if await check():
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 async def test_a_write_that_times_out_keeps_its_mark_until_its_thread_has_written(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
-    path = tmp_path / "chroma"
-    async with opened(path, local_embedder, op_timeout_s=2.0) as mem:
-        await mem.add(ALICE, "the first hive", scope=GUILD)
-        store, go_on = mem._store, threading.Event()
-        add = store.add
-
-        def slow_add(*args: object, **kwargs: object) -> None:
-            go_on.wait(30)
-            add(*args, **kwargs)  # type: ignore[arg-type]
-
-        store.add = slow_add  # type: ignore[method-assign]  (Chroma slower than the op timeout)
-        with pytest.raises(semantic.StoreUnavailable):
-            await mem.add(ALICE, "the write that outlived its caller", scope=GUILD)
-        assert mem._tokens is not None
-        await mem._settle(0.0)
-        assert mem._tokens.has_session(ALICE)  # still writing: not settled
-        go_on.set()
-        for _ in range(100):  # the thread finishes its add, then the session ends
-            await asyncio.sleep(0.1)
+    async with opened(tmp_path / "chroma", local_embedder, op_timeout_s=1.0) as mem:
+        tokens = mem._tokens
+        assert tokens is not None
+        held = HeldCall(mem, "add")  # Chroma slower than the op timeout
+        try:
+            with pytest.raises(semantic.StoreUnavailable):
+                await mem.add(ALICE, "the write that outlived its caller", scope=GUILD)
             await mem._settle(0.0)
-            if not mem._tokens.has_session(ALICE):
-                break
-        assert not mem._tokens.has_session(ALICE)
-        store.add = add  # type: ignore[method-assign]
+            assert tokens.has_session(ALICE)  # still writing: not settled
+        finally:
+            held.release()
+
+        async def settled() -> bool:
+            await mem._settle(0.0)
+            return not tokens.has_session(ALICE)
+
+        assert await until(settled)
+
+
+async def test_an_add_that_timed_out_but_landed_is_found_by_later_searches_and_after_a_restart(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    async with opened(path, local_embedder, op_timeout_s=1.0) as mem:
+        await mem.add(ALICE, "bees one", scope=GUILD)
+        held = HeldCall(mem, "add")
+        try:
+            with pytest.raises(semantic.StoreUnavailable):
+                await mem.add(ALICE, "bees that were late", scope=GUILD)
+            assert "bees that were late" not in await texts_found(mem)  # loaded while it still writes
+        finally:
+            held.release()
+
+        async def found() -> bool:
+            return "bees that were late" in await texts_found(mem)
+
+        assert await until(found)
+        await mem.add(ALICE, "bees three", scope=GUILD)  # settles, and snapshots what is cached
     async with opened(path, local_embedder) as again:
-        assert "the write that outlived its caller" in await texts_found(again, "the write that outlived")
+        assert await texts_found(again) == {"bees one", "bees that were late", "bees three"}
+
+
+async def test_a_forget_that_timed_out_but_landed_stays_forgotten_in_later_searches_and_after_a_restart(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    async with opened(path, local_embedder, op_timeout_s=1.0) as mem:
+        await mem.add(ALICE, "bees secret", scope=GUILD)
+        held = HeldCall(mem, "delete")
+        try:
+            with pytest.raises(semantic.StoreUnavailable):
+                await mem.forget(ALICE)
+            assert "bees secret" in await texts_found(mem)  # loaded before the delete landed
+        finally:
+            held.release()
+
+        async def gone() -> bool:
+            return "bees secret" not in await texts_found(mem)
+
+        assert await until(gone)
+        await mem.add(ALICE, "bees later", scope=GUILD)
+    async with opened(path, local_embedder) as again:
+        assert await texts_found(again) == {"bees later"}
 
 
 # -- cold loads of the memory -----------------------------------------------------------------
