@@ -1,7 +1,8 @@
-"""The gateway reader yields to the event loop after every frame: a burst of events that
-arrives in one read no longer holds the loop until the last of them is handled, so whatever
-else is due (discord.py's heartbeat, handed to the loop by its keep-alive thread) runs between
-two frames (bot.discord_app.gateway_pacing)."""
+"""The gateway reader yields to the event loop once the iteration's budget is spent: a burst of
+events that arrives in one read no longer holds the loop until the last of them is handled, so
+whatever else is due (discord.py's heartbeat, handed to the loop by its keep-alive thread) runs
+in between (bot.discord_app.gateway_pacing). Here the budget is nil, so that every frame
+spends it (no timing in the test: bot.pacing's own tests cover the budget)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,20 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from discord.gateway import DiscordWebSocket
 
+from bot.discord_app import gateway_pacing
 from bot.discord_app.gateway_pacing import install_gateway_pacing
+from bot.pacing import LoopPacer
 from tests.bot.discord_fixtures import BotUnderTest, World
 
 BURST = 50
+
+
+@pytest.fixture(autouse=True)
+def every_frame_spends_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gateway_pacing, "reader_pacer", LoopPacer(budget_s=0.0))
 
 
 async def _burst_order(world: World, running: BotUnderTest) -> list[tuple[str, int]]:
@@ -44,7 +53,7 @@ async def _burst_order(world: World, running: BotUnderTest) -> list[tuple[str, i
     return order
 
 
-async def test_the_loop_runs_what_became_due_between_two_frames_of_a_burst(
+async def test_the_loop_runs_what_became_due_once_a_burst_spent_the_budget(
         world: World, run_bot: Callable[..., Awaitable[BotUnderTest]]) -> None:
     running = await run_bot()
     order = await _burst_order(world, running)
@@ -60,7 +69,7 @@ async def test_frames_are_still_handled_one_at_a_time_in_their_order(
 
 def test_installing_twice_wraps_the_reader_once() -> None:
     install_gateway_pacing()
-    once = DiscordWebSocket.poll_event
+    once = DiscordWebSocket.received_message
     install_gateway_pacing()
-    assert DiscordWebSocket.poll_event is once
+    assert DiscordWebSocket.received_message is once
     assert once.paced and not getattr(once.__wrapped__, "paced", False)  # type: ignore[attr-defined]
