@@ -85,6 +85,7 @@ class LoadReport:
     worst_heartbeat_gap_s: float = 0.0
     late_heartbeats_bot_side: int = 0   # still late with the fakes' stall around the stamp taken off
     worst_bot_side_gap_s: float = 0.0
+    late_heartbeat_gaps: list[tuple[float, float]] = field(default_factory=list)  # (stamp, gap) of each late one
     bot_loop_lag_s: list[float] = field(default_factory=list)  # the bot's health lines, worst per minute
     interaction_too_late: int = 0  # /ask not acknowledged within Discord's 3 s
     ack_s: list[float] = field(default_factory=list)  # /ask: dispatch to the bot's first callback
@@ -236,7 +237,9 @@ def _grade_heartbeats(world: World, report: LoadReport) -> None:
         elif beat.conn in last:
             gap = beat.at - last[beat.conn]
             report.worst_heartbeat_gap_s = max(report.worst_heartbeat_gap_s, gap)
-            report.late_heartbeats += gap > interval * LATE_FACTOR
+            if gap > interval * LATE_FACTOR:
+                report.late_heartbeats += 1
+                report.late_heartbeat_gaps.append((beat.at, gap))
             report.heartbeats += 1
             bot_side = (gap - _stamp_delay(report.fake_stalls, beat.at)
                         + _stamp_delay(report.fake_stalls, last[beat.conn]))
@@ -296,7 +299,7 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
     env = {"MAX_CONCURRENT_TURNS": str(concurrency), "LOG_LEVEL": "INFO", **(bot_env or {})}
     if tracemalloc_dir is not None:
         env["CHAOS_TRACEMALLOC"] = str(tracemalloc_dir)
-    probe = tracemalloc_dir is not None or "CHAOS_GC_LOG" in env
+    probe = tracemalloc_dir is not None or bool({"CHAOS_GC_LOG", "CHAOS_STALL_SAMPLE"} & env.keys())
     async with World(root, channels=channels, people=people, extra_env=env, bot_tree=bot_tree,
                      probe=probe) as world:
         world.model.responder = _respond
@@ -355,6 +358,9 @@ def summary(report: LoadReport) -> list[str]:
         f"{HEARTBEAT_INTERVAL_MS / 1000:.1f} s, late (over {LATE_FACTOR:.1f}x): {report.late_heartbeats}; "
         f"with the fakes' loop stall around each stamp taken off: worst {report.worst_bot_side_gap_s:.2f} s, "
         f"late {report.late_heartbeats_bot_side}",
+        *(["  late heartbeats, stamped at (monotonic s, as the bot's probe lines) / gap (s): "
+           + ", ".join(f"{at:.3f} / {gap:.2f}" for at, gap in report.late_heartbeat_gaps)]
+          if report.late_heartbeat_gaps else []),
         f"  the bot's own event loop, worst stall per health line (s, lines name stalls of "
         f"{LOOP_LAG_REPORT_S * 1000:.0f} ms or more): {lag}",
         f"  /ask acknowledged after Discord's 3 s: {report.interaction_too_late} of {len(report.ack_s)}; "

@@ -8,7 +8,8 @@ on the client so that every reply, followup and thread post inherits them: no @e
 With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With
 DISCORD_API_BASE_URL set (a relay, a test server), discord.py's REST base is pointed there and the
 gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globals are left alone.
-An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard).
+An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard); the
+gateway reader yields to the event loop after each frame (bot.discord_app.gateway_pacing).
 Imports the cogs and the services' interfaces (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
@@ -28,6 +29,7 @@ from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
 from bot.discord_app.cogs.usage import UsageReader
 from bot.discord_app.delivery_order import DeliveryOrder
+from bot.discord_app.gateway_pacing import install_gateway_pacing
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
 from bot.discord_app.parse_guard import guard_parsers, install_tolerant_json
@@ -115,6 +117,7 @@ class _BotCore:
         self.live = live or LiveOptions()
         guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
         install_tolerant_json()
+        install_gateway_pacing()  # a burst of events must not hold the loop (bot.discord_app.gateway_pacing)
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]

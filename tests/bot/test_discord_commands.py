@@ -9,7 +9,7 @@ import pytest
 from bot.discord_app.views import ConfirmView
 from memory.semantic import scope_for
 from tests.bot.conftest import system_text
-from tests.bot.discord_fixtures import World, answer, final_answers
+from tests.bot.discord_fixtures import BotUnderTest, World, answer, final_answers
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
@@ -17,11 +17,14 @@ from tests.fakes.openai_server import FakeOpenAI
 CALCULATE = 'Thought: I should compute it.\nAction: calculator\nAction Input: {"expression": "6*7"}'
 
 
-async def _answer_with_a_tool(world: World, fake: FakeOpenAI, user: str) -> str:
-    """``user`` asks by mention; the model uses the calculator; returns the answer's message id."""
+async def _answer_with_a_tool(world: World, fake: FakeOpenAI, user: str, running: BotUnderTest) -> str:
+    """``user`` asks by mention; the model uses the calculator; returns the answer's message id
+    once the turn (and its trace) is stored: the reply is shown before the turn ends."""
     fake.reply(CALCULATE).reply("Final Answer: 42")
     asked = await world.dc.user_says(world.general, user, "six times seven?", mention_bot=True)
-    return (await answer(world, asked)).id
+    reply = await answer(world, asked)
+    assert await running.pipeline.tracker.wait_idle(10)
+    return reply.id
 
 
 def _link(world: World, message_id: str) -> str:
@@ -39,8 +42,8 @@ async def _last_content(world: World, inter: FakeInteraction) -> str:
 
 async def test_trace_opens_a_thread_on_the_callers_last_answer_with_one_message_per_step(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    await run_bot()
-    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    running = await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice, running)
     inter = await world.dc.invoke_command(world.general, world.alice, "trace")
     told = await _last_content(world, inter)
     [thread] = world.dc.threads
@@ -56,8 +59,8 @@ async def test_trace_opens_a_thread_on_the_callers_last_answer_with_one_message_
 
 async def test_trace_by_message_link_is_refused_to_another_member_without_manage_messages(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    await run_bot()
-    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    running = await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice, running)
     inter = await world.dc.invoke_command(world.general, world.bob, "trace", {"message": _link(world, answer_id)})
     told = await _last_content(world, inter)
     assert told.startswith("Only the person who asked")
@@ -67,8 +70,8 @@ async def test_trace_by_message_link_is_refused_to_another_member_without_manage
 
 async def test_trace_by_message_link_is_shown_to_a_member_with_manage_messages(
         world: World, run_bot, fake: FakeOpenAI) -> None:
-    await run_bot()
-    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    running = await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice, running)
     inter = await world.dc.invoke_command(world.general, world.mod, "trace", {"message": _link(world, answer_id)})
     told = await _last_content(world, inter)
     assert told == f"Trace posted in <#{answer_id}>."
@@ -243,8 +246,8 @@ async def test_manage_messages_in_another_guild_does_not_open_a_trace(
         world: World, run_bot, fake: FakeOpenAI) -> None:
     admins = world.dc.add_role(world.other_guild, "admins", p.MANAGE_MESSAGES)
     outsider = world.dc.add_member(world.other_guild, name="outsider", roles=[admins])
-    await run_bot()
-    answer_id = await _answer_with_a_tool(world, fake, world.alice)
+    running = await run_bot()
+    answer_id = await _answer_with_a_tool(world, fake, world.alice, running)
     inter = await world.dc.invoke_command(world.elsewhere, outsider, "trace", {"message": _link(world, answer_id)})
     assert (await _last_content(world, inter)).startswith("Only the person who asked")
     assert world.dc.threads == []

@@ -1,0 +1,53 @@
+"""The gateway reader gives the event loop back once a loop iteration's time budget is spent, so
+that a burst of events cannot hold the loop (and with it the heartbeat) for the whole burst.
+
+discord.py reads the gateway in one task: ``DiscordWebSocket.poll_event`` takes the next
+frame from aiohttp's queue and ``received_message`` decompresses, decodes, parses and
+dispatches it; ``Client.connect`` calls ``poll_event`` again at once. aiohttp hands over a
+frame already buffered without suspending, so when hundreds of events arrive at once (every
+person of every channel asking together) the reader handles all of them in one callback, and
+the handler tasks they start (a turn queued, an ``/ask`` deferred, a typing indicator) all
+take their first step in the loop's next iteration. Whatever else the loop has to run waits
+behind both, and that includes the heartbeat: discord.py's keep-alive thread hands each beat
+to the loop (``run_coroutine_threadsafe``), and the next is due an interval after that send.
+
+``install_gateway_pacing`` wraps ``received_message`` so that the reader passes a
+``bot.pacing.LoopPacer`` before it handles each frame: it reads on while the loop iteration's
+budget lasts (a burst of cheap frames is still read in a few iterations) and past it yields,
+so one iteration holds about a budget's worth of frames, and a heartbeat handed over meanwhile
+waits for no more than that and the first steps of their handlers. Frames are still handled
+one at a time, in the order they came. discord.py has no hook for this, so its class
+attribute is wrapped once, as ``parse_guard.install_tolerant_json`` does with the decoder.
+Imports discord.py and bot.pacing only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+
+from bot.pacing import LoopPacer
+
+__all__ = ["install_gateway_pacing", "paced", "reader_pacer"]
+
+Receive = Callable[..., Awaitable[None]]
+
+reader_pacer = LoopPacer()   # one budget for every gateway connection (shards) of the process
+
+
+def paced(received_message: Receive) -> Receive:
+    """`received_message`, once the reader's pacer let the frame through in this iteration."""
+    @functools.wraps(received_message)
+    async def receive_within_budget(*args: object, **kwargs: object) -> None:
+        await reader_pacer.wait()   # looked up per call: tests swap it
+        await received_message(*args, **kwargs)
+    receive_within_budget.paced = True  # type: ignore[attr-defined]
+    return receive_within_budget
+
+
+def install_gateway_pacing() -> None:
+    """Make every discord.py gateway connection pace its reads (once; idempotent)."""
+    from discord.gateway import DiscordWebSocket
+
+    if not getattr(DiscordWebSocket.received_message, "paced", False):
+        DiscordWebSocket.received_message = paced(DiscordWebSocket.received_message)  # type: ignore[method-assign]
