@@ -14,8 +14,8 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    person's memories for this place, fit all of it to MAX_CONTEXT_TOKENS (bot.context_budget),
    run the place's agent (bot.turn_agent) with per-turn memory tools, streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
-   start pass ``pacer`` (bot.pacing): turns woken together start them one per loop
-   iteration. A memory store that cannot be reached does not stop the turn: it is answered without memories, and the answer says so in
+   start pass ``pacer`` (bot.pacing): turns woken together start them a time budget's
+   worth per loop iteration. A memory store that cannot be reached does not stop the turn: it is answered without memories, and the answer says so in
    one line (bot.errors.with_memory_notice).
 4. Persist the whole turn or nothing (bot.persistence; a memory write the store cannot take
    then is deferred and made later by bot.reconcile). A model or store failure stores
@@ -127,7 +127,7 @@ class TurnPipeline:
         self.persister = TurnPersister(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now)
         self._cooldowns = Cooldowns()
         self.health = HealthLog()
-        self.pacer = LoopPacer()  # turns woken together start their heavy steps one per loop iteration
+        self.pacer = LoopPacer()  # turns woken together start their heavy steps a budget's worth per iteration
         # the agent's own system prompt (tools, persona) without memories: what every run sends
         system_prompt = build_system_prompt(agent.tools.merged(self._memory_tools.for_turn([])),
                                             protocol=agent.protocol, persona=agent.persona)
@@ -206,7 +206,7 @@ class TurnPipeline:
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
                                           guild_id=req.guild_id, display_name=req.display_name)
                     tools = self._memory_tools.for_turn(pending, global_scope=wide) if remember else None
-                    await self.pacer.wait()  # the prompt and the first model request: one turn per iteration
+                    await self.pacer.wait()  # the prompt and the first model request (bot.pacing)
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
                         memories=budget.memories, tools=tools,
@@ -263,7 +263,7 @@ class TurnPipeline:
         history = [self._history_message(m, req.user_id) for m in recent]
         if not recall:
             return history, []
-        await self.pacer.wait()  # the query's embedding request: one turn per iteration (bot.pacing)
+        await self.pacer.wait()  # the query's embedding request (bot.pacing)
         memories = await self._memory_tools.recall_lines(
             req.user_id, question[:RECALL_QUERY_CHARS], req.guild_id, k=RECALL_K,
             max_chars=MEMORY_LINE_CHARS, global_scope=wide)  # None: the store is down, answer without memory
