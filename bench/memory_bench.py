@@ -20,7 +20,10 @@ Targets: search p95 <= 50 ms, single add p95 <= 60 ms, bulk add >= 100 items/s.
 `heavy` puts one heavy user beside `--light-users` users of `--light-items` items each and
 grows the heavy user through `--heavy-sizes` items (default 1,000 / 10,000 / 50,000). At each
 size it prints: search p50/p95 right after an add of that user (every query a new text, so
-each pays its embedding), the add's latency, the cold first search of that user (a new
+each pays its embedding) with p50/p95 of each part of those searches (`UserMemory.last_search`:
+the query's embedding, its queueing and hand-offs, the dense product, candidates, fusion, reading
+the hits; then what ran beside the embedding: the items, the mask, BM25, the window, the BM25
+rows' id order), the add's latency, the cold first search of that user (a new
 memory object on the same folder: nothing of this process's caches), the event loop's
 worst stall (a ticker task measuring how late it wakes) during the searches and the cold
 loads and during the bulk load, and RSS. Targets: search p95 <= 50 ms after an add, cold
@@ -69,6 +72,7 @@ from memory.chroma_backend import StoredItem  # noqa: E402
 from memory.embeddings import LocalEmbedder  # noqa: E402
 from memory.keyword_index import KeywordIndex  # noqa: E402
 from memory.ranking import tokenize  # noqa: E402
+from memory.search_timing import SearchTiming  # noqa: E402
 from memory.semantic import open_user_memory, scope_for  # noqa: E402
 from memory.user_items import UserItems  # noqa: E402
 
@@ -241,6 +245,23 @@ class Ticker:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
+def search_parts(size: int, timings: list[SearchTiming]) -> None:
+    """p50 / p95 of each part of the searches (`UserMemory.last_search`): first the parts one
+    after another (they add up to about the whole), then those run beside the embedding."""
+    if not timings:
+        return
+    rows: list[tuple[str, list[float]]] = []
+    for group in ("parts", "beside"):
+        names = list(dict.fromkeys(name for timing in timings for name in getattr(timing, group)))
+        prefix = "" if group == "parts" else "beside the embedding: "
+        rows += [(prefix + name, [getattr(timing, group).get(name, 0.0) for timing in timings]) for name in names]
+        if group == "parts":
+            rows += [("sum of these parts", [sum(timing.parts.values()) for timing in timings]),
+                     ("whole search (inside search())", [timing.total_ms for timing in timings])]
+    for name, ms in rows:
+        line(f"    {name} ({size:,})", f"p50 {statistics.median(ms):7.2f} ms   p95 {pct(ms, 95):7.2f} ms")
+
+
 class CachedVectors:
     """The real embedder, with the corpus's vectors kept in a file between runs: only inside
     `bulk()` (the bulk loads); every other text (queries, single adds) runs the model."""
@@ -322,6 +343,7 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                                                 f"{stall[0] * 1000:.0f} ms, RSS {rss_mb():.0f} MB")
             await mem.search(heavy, make_query(rng), k=5)  # this process has seen the user
             searches, adds, search_stall, add_stall = [], [], [0.0], [0.0]
+            timings: list[SearchTiming] = []
             for _ in range(args.heavy_rounds):
                 scope = guild if rng.random() < 0.7 else None
                 with ticker.phase() as stall:
@@ -334,8 +356,11 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                     await mem.search(heavy, make_query(rng), k=5, scope=scope)
                     searches.append(time.perf_counter() - t0)
                 search_stall.extend(stall)
+                if mem.last_search is not None:
+                    timings.append(mem.last_search)
                 had += 1
             latency(f"  search k=5 right after an add ({size:,})", searches)
+            search_parts(size, timings)
             latency(f"  add of that user ({size:,})", adds)
             colds, loads = [], []
             with ticker.phase() as cold_stall:

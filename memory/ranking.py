@@ -415,21 +415,28 @@ Keyed = tuple[np.ndarray, np.ndarray]
 
 def _best_first(scores: Keyed, depth: int | None) -> Keyed:
     """The finite scores, best first (ties: smaller key first), at most `depth` of them."""
-    keys, values = np.asarray(scores[0], np.int64), np.asarray(scores[1], np.float64)
-    finite = np.isfinite(values)
-    keys, values = keys[finite], values[finite]
+    keys, values = _finite_keyed(scores)
     order = np.lexsort((keys, -values))[:depth]
     return keys[order], values[order]
 
 
+def _finite_keyed(scores: Keyed) -> Keyed:
+    keys, values = np.asarray(scores[0], np.int64), np.asarray(scores[1], np.float64)
+    finite = np.isfinite(values)
+    return keys[finite], values[finite]
+
+
 def _signal(scores: Keyed, weight: float, cfg: RankingConfig) -> Keyed:
     """One signal's share of the fused score, per key."""
-    keys, values = _best_first(scores, cfg.fusion_depth)
+    if cfg.fusion == "sum" and cfg.fusion_depth is None:
+        keys, values = _finite_keyed(scores)  # a sum over every candidate: their order does not matter
+    else:
+        keys, values = _best_first(scores, cfg.fusion_depth)
     if cfg.fusion == "rrf":
         return keys, weight / (cfg.rrf_k + np.arange(1, len(keys) + 1, dtype=np.float64))
     if not len(keys):
         return keys, values
-    lo, hi = float(values[-1]), float(values[0])
+    lo, hi = float(values.min()), float(values.max())
     span = hi - lo
     return keys, weight * ((values - lo) / span) if span > 0 else np.full(len(keys), weight)
 
@@ -472,7 +479,7 @@ def fuse_keyed(
         parts.append(_signal(keyword, keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0, cfg))
     windowed = plan.since is not None or plan.until is not None
     timed = windowed or plan.recency_weight > 0
-    times = _best_first(created_at, None) if timed else empty
+    times = _finite_keyed(created_at) if timed else empty  # in no particular order
     inside = empty[0]
     if windowed and cfg.window_bonus > 0:
         lo = plan.since if plan.since is not None else -math.inf

@@ -32,7 +32,9 @@ Rules, in one place:
   recency) with the `ranking_config` given at open (default `ranking.DEFAULT_CONFIG`); dense
   candidates are the top max(50, 10k) of the user's items in the scope by exact cosine
   similarity, keyword scores come from an incremental BM25 index (`memory.keyword_index`),
-  and `ranking.fuse` orders them ("hybrid" by default; "dense" and "keyword" baselines).
+  and `ranking.fuse` orders them ("hybrid" by default; "dense" and "keyword" baselines). The
+  query's embedding runs beside reading the user's items and the part of the ranking that
+  needs no vector; `last_search` keeps how the last search's time went, part by part.
   Chroma stores the items and vectors; a search reads ONE user's items with their vectors
   (`where user_id`, in pages) instead of asking Chroma for a filtered nearest-neighbour
   query, whose HNSW graph spans every user. Each user's items are then held in this process
@@ -90,7 +92,8 @@ from memory.config import MemorySettings
 from memory.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
 from memory.errors import ConfigError, StoreUnavailable
 from memory.pool import WorkerPool
-from memory.search import SEARCH_MODES, rank
+from memory.search import SEARCH_MODES, Prepared, finish, prepare
+from memory.search_timing import Laps, SearchTiming
 from memory.snapshot import Snapshots
 from memory.user_items import UserItems, created_of
 from memory.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
@@ -190,6 +193,7 @@ class UserMemory:
         self._settle_timer: asyncio.TimerHandle | None = None
         self._settling: asyncio.Task[None] | None = None
         self.last_load: ColdLoad | None = None
+        self.last_search: SearchTiming | None = None  # how the last search's time went
         self._saving: set[str] = set()  # users whose snapshot is being written (one at a time each)
         self._next_poll = 0.0
         self._polling: asyncio.Lock | None = None
@@ -594,16 +598,59 @@ class UserMemory:
                 with entry.lock:
                     entry.remove_scope(change.scope)
 
-    async def _embed_query(self, text: str) -> np.ndarray:
+    async def _embed_query(self, text: str, laps: Laps) -> np.ndarray:
         if (vector := self._recent_vectors.get(text)) is not None:
             return vector
         await self._embedder_ready()
-        vector = await self._pool.run(lambda: np.asarray(self._embedder.embed([text])[0], dtype=np.float32))
+        submitted = time.perf_counter()
+        ran: list[float] = []
+
+        def embed() -> np.ndarray:
+            ran.append(time.perf_counter())
+            vector = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
+            ran.append(time.perf_counter())
+            return vector
+
+        vector = await self._pool.run(embed)
+        laps.between("embed queue", submitted, ran[0])
+        laps.between("embed", ran[0], ran[1])
+        laps.between("embed handoff", ran[1], time.perf_counter())
         self._recent_vectors.put(text, vector)
         return vector
 
+    async def _prepared(self, user_id: str, plan: ranking.QueryPlan, search_text: str, scope: str | None,
+                        laps: Laps) -> tuple[UserItems, Prepared]:
+        """The user's items, and the part of the search that needs no query vector
+        (`memory.search.prepare`), timed into `laps` (run beside the query's embedding)."""
+        entry = await self._user_items(user_id)
+        submitted = laps.lap("items")
+        mode = self.search_mode
+
+        def prepared() -> tuple[Prepared, float]:
+            inner = Laps()
+            laps.between("prepare queue", submitted, inner.skip())
+            with entry.lock:
+                inner.lap("prepare lock")
+                found = prepare(entry, plan, search_text, scope=scope, mode=mode, laps=inner)
+            laps.parts.update(inner.parts)
+            return found, time.perf_counter()
+
+        found, ended = await self._pool.run(prepared)
+        laps.between("prepare handoff", ended, time.perf_counter())
+        return entry, found
+
+    async def _query_vector(self, text: str, laps: Laps) -> tuple[np.ndarray, float]:
+        vector = await self._embed_query(text, laps)
+        return vector, time.perf_counter()
+
     async def search(self, user_id: str, query: str, k: int = 5, scope: str | None = None) -> list[MemoryHit]:
-        """The user's `k` items best matching `query` in `scope` (None = all), best first."""
+        """The user's `k` items best matching `query` in `scope` (None = all), best first.
+
+        The query's embedding runs beside reading the user's items and the part of the ranking
+        that needs no vector (`memory.search.prepare`); how the time went is kept in
+        `last_search` (`memory.search_timing.SearchTiming`)."""
+        started = time.perf_counter()
+        laps = Laps(started)
         check_user(user_id)
         scope = check_scope(scope)
         if not isinstance(query, str):
@@ -615,19 +662,33 @@ class UserMemory:
         plan = ranking.plan_query(visible(query), now, config)
         search_text = visible(plan.search_text) or visible(query)
         mode = self.search_mode
+        planned = laps.lap("plan")
+        beside = Laps()
         if mode == "keyword":
-            entry, vector = await self._user_items(user_id), None
+            entry, prepared = await self._prepared(user_id, plan, search_text, scope, beside)
+            vector, embedded = None, planned
         else:
-            entry, vector = await asyncio.gather(self._user_items(user_id), self._embed_query(search_text))
+            (entry, prepared), (vector, embedded) = await asyncio.gather(
+                self._prepared(user_id, plan, search_text, scope, beside), self._query_vector(search_text, laps))
+        submitted = laps.skip()
+        laps.between("items and prepare, past the embedding", embedded, submitted)
 
-        def ranked() -> list[MemoryHit]:
+        def ranked() -> tuple[list[MemoryHit], Laps, float]:
+            inner = Laps()
+            laps.between("rank queue", submitted, inner.skip())
             with entry.lock:
-                found = rank(entry, plan, search_text, vector, scope=scope, k=k, mode=mode, now=now,
-                             config=config)
+                inner.lap("lock")
+                found = finish(entry, prepared, plan, search_text, vector, k=k, mode=mode, now=now,
+                               config=config, laps=inner)
                 chosen = [(entry.items[row], score) for row, score in found]
-            return [MemoryHit(it.id, it.text, float(score), dict(it.metadata)) for it, score in chosen]
+            hits = [MemoryHit(it.id, it.text, float(score), dict(it.metadata)) for it, score in chosen]
+            return hits, inner, inner.lap("hits")
 
-        return await self._pool.run(ranked)
+        hits, inner, ended = await self._pool.run(ranked)
+        finished = time.perf_counter()
+        inner.between("rank handoff", ended, finished)
+        self.last_search = SearchTiming.of(laps, inner, beside=beside.parts, total_ms=1000.0 * (finished - started))
+        return hits
 
     async def list(self, user_id: str, scope: str | None = None) -> list[MemoryHit]:
         """All of the user's items in `scope` (None = all), oldest first, score 0.0."""

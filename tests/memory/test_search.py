@@ -1,5 +1,7 @@
 """Specification of memory.search.rank: one search over a user's cached columns ranks the
-scope's dense and BM25 candidates exactly as `memory.ranking.fuse` ranks them as dicts."""
+scope's dense and BM25 candidates exactly as `memory.ranking.fuse` ranks them as dicts; and of
+its two halves, `prepare` (no query vector) and `finish`, which give what `rank` gives over the
+items as they are when it finishes, whatever was added or removed in between."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import pytest
 
 from memory import ranking
 from memory.chroma_backend import StoredItem
-from memory.search import DENSE_CANDIDATES, rank
+from memory.search import DENSE_CANDIDATES, finish, prepare, rank, similarities
+from memory.search_timing import Laps
 from memory.user_items import UserItems
 
 NOW = datetime(2026, 10, 14, 12, 0, tzinfo=UTC).timestamp()
@@ -98,3 +101,65 @@ def test_an_empty_scope_or_user_gives_no_rows() -> None:
                 config=ranking.DEFAULT_CONFIG) == []
     assert rank(UserItems(0), plan, "gym", None, scope=None, k=5, mode="hybrid", now=NOW,
                 config=ranking.DEFAULT_CONFIG) == []
+
+
+def _fresh_rows(items: UserItems, count: int, text: str) -> None:
+    """Append `count` items of `text` whose vectors point where `items.matrix[7]` does."""
+    vectors = np.repeat(items.matrix[7:8], count, axis=0)
+    items.append([StoredItem(f"new-{n}", text, {"created_at": NOW - 60.0 * n, "scope": "dm", "kind": "exchange"})
+                  for n in range(count)], vectors)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "keyword"])
+def test_a_search_prepared_before_an_add_sees_the_added_rows_when_it_finishes(mode: str) -> None:
+    items = user_items(300)
+    plan = ranking.plan_query("gym pasta", NOW)
+    prepared = prepare(items, plan, plan.search_text, scope="dm", mode=mode)
+    _fresh_rows(items, 3, "gym pasta gym pasta")
+    finished = finish(items, prepared, plan, plan.search_text, items.matrix[7], k=5, mode=mode, now=NOW,
+                      config=ranking.DEFAULT_CONFIG)
+    assert finished == rank(items, plan, plan.search_text, items.matrix[7], scope="dm", k=5, mode=mode, now=NOW,
+                            config=ranking.DEFAULT_CONFIG)
+    assert {300, 301, 302} & {row for row, _ in finished}
+
+
+def test_a_search_prepared_before_a_delete_never_returns_the_deleted_rows() -> None:
+    items = user_items(300)
+    plan = ranking.plan_query("gym pasta", NOW)
+    vector = items.matrix[7]
+    before = rank(items, plan, plan.search_text, vector, scope=None, k=10, mode="hybrid", now=NOW,
+                  config=ranking.DEFAULT_CONFIG)
+    prepared = prepare(items, plan, plan.search_text, scope=None, mode="hybrid")
+    gone = [row for row, _ in before[:4]]
+    items.remove([items.ids[row] for row in gone])
+    finished = finish(items, prepared, plan, plan.search_text, vector, k=10, mode="hybrid", now=NOW,
+                      config=ranking.DEFAULT_CONFIG)
+    assert not set(gone) & {row for row, _ in finished}
+    assert finished == rank(items, plan, plan.search_text, vector, scope=None, k=10, mode="hybrid", now=NOW,
+                            config=ranking.DEFAULT_CONFIG)
+
+
+def test_a_search_whose_scope_was_forgotten_after_prepare_finds_nothing() -> None:
+    items = user_items(50)
+    plan = ranking.plan_query("gym", NOW)
+    prepared = prepare(items, plan, plan.search_text, scope="guild", mode="hybrid")
+    items.remove_scope("guild")
+    assert finish(items, prepared, plan, plan.search_text, items.matrix[0], k=5, mode="hybrid", now=NOW,
+                  config=ranking.DEFAULT_CONFIG) == []
+
+
+def test_the_parts_of_a_search_are_timed_when_asked() -> None:
+    items = user_items(200)
+    plan = ranking.plan_query("what did I say about the dog last week?", NOW)
+    laps = Laps()
+    rank(items, plan, plan.search_text, items.matrix[3], scope=None, k=5, mode="hybrid", now=NOW,
+         config=ranking.DEFAULT_CONFIG, laps=laps)
+    assert list(laps.parts) == ["mask", "keyword", "window", "keyword ids", "dense", "candidates", "fuse"]
+    assert all(ms >= 0.0 for ms in laps.parts.values())
+
+
+def test_dense_similarities_over_many_or_few_rows_is_the_dot_product() -> None:
+    items = user_items(400)
+    vector = items.matrix[5]
+    for rows in (np.arange(400), np.arange(0, 400, 9)):  # all rows, and fewer than a quarter
+        assert np.allclose(similarities(items.matrix, rows, vector), items.matrix[rows] @ vector, atol=1e-6)
