@@ -211,18 +211,23 @@ async def run_scale(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
 
 
 class Ticker:
-    """How late a task that asks to wake every `interval_s` wakes: the event loop's stalls."""
+    """How late a task that asks to wake every `interval_s` wakes: the event loop's stalls (the
+    worst, and how many were over `over_s`)."""
 
-    def __init__(self, interval_s: float = 0.002) -> None:
+    def __init__(self, interval_s: float = 0.002, over_s: float = 0.020) -> None:
         self.interval_s = interval_s
+        self.over_s = over_s
         self.worst_s = 0.0
+        self.over = 0
         self._task: asyncio.Task[None] | None = None
 
     async def _tick(self) -> None:
         while True:
             t0 = time.perf_counter()
             await asyncio.sleep(self.interval_s)
-            self.worst_s = max(self.worst_s, time.perf_counter() - t0 - self.interval_s)
+            late = time.perf_counter() - t0 - self.interval_s
+            self.worst_s = max(self.worst_s, late)
+            self.over += late > self.over_s
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._tick())
@@ -231,6 +236,7 @@ class Ticker:
     def phase(self) -> Iterator[list[float]]:
         """Measure the worst stall of a block: the yielded list gets it (seconds) at the end."""
         self.worst_s = 0.0
+        self.over = 0
         out: list[float] = []
         yield out
         out.append(self.worst_s)
@@ -306,8 +312,9 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
             t0 = time.perf_counter()
             for chunk in range(0, len(corpus), args.chunk):
                 await mem.add_many(corpus[chunk:chunk + args.chunk])
-        line("light users loaded", f"{len(corpus):,} items in {time.perf_counter() - t0:.1f} s, "
-                                   f"worst loop stall {stall[0] * 1000:.0f} ms")
+        took = time.perf_counter() - t0
+        line("light users loaded", f"{len(corpus):,} items in {took:.1f} s ({len(corpus) / took:.0f} items/s), "
+                                   f"worst loop stall {stall[0] * 1000:.0f} ms, {ticker.over} over 20 ms")
         had = 0
         rows = []
         for size in sizes:
@@ -317,9 +324,10 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                 for chunk in range(0, len(grown), args.chunk):
                     await mem.add_many(grown[chunk:chunk + args.chunk])
                 had = size
+                took, over = time.perf_counter() - t0, ticker.over
             await asyncio.to_thread(bulk.save)
-            line(f"heavy user grown to {size:,}", f"{time.perf_counter() - t0:.1f} s, worst loop stall "
-                                                f"{stall[0] * 1000:.0f} ms, RSS {rss_mb():.0f} MB")
+            line(f"heavy user grown to {size:,}", f"{took:.1f} s ({len(grown) / took:.0f} items/s), worst loop stall "
+                                                f"{stall[0] * 1000:.0f} ms, {over} over 20 ms, RSS {rss_mb():.0f} MB")
             await mem.search(heavy, make_query(rng), k=5)  # this process has seen the user
             searches, adds, search_stall, add_stall = [], [], [0.0], [0.0]
             for _ in range(args.heavy_rounds):
