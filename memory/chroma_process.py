@@ -9,9 +9,6 @@ the methods of `ChromaStore` that `memory.semantic` and `memory.change_feed` use
 
 - The program's main module must guard its start with `if __name__ == "__main__":`, as for
   any multiprocessing "spawn" child (`python -m bot`, the benches and pytest do).
-- The child runs in a session of its own at a lower priority (`_step_aside`): where the kernel
-  groups processes for scheduling by session (autogroups), its indexing is charged to its own
-  group, not to this process's, so this process's event loop is not left waiting for a core.
 - One call at a time (a lock around the pipe); Chroma serializes writes to a folder anyway.
 - Errors raised in the child (StoreUnavailable, ConfigError, Chroma's InvalidArgumentError)
   are raised here; one that cannot be pickled arrives as StoreUnavailable with its text.
@@ -56,29 +53,11 @@ def _sendable(exc: BaseException) -> BaseException:
     return exc
 
 
-def _step_aside() -> None:
-    """Lower the child's claim on the CPU below the parent's (called first thing in the child).
-
-    Chroma's indexing takes every core it can, and the parent's event loop needs little CPU
-    but needs it at once. `os.nice` alone ranks threads within one scheduling group; Linux's
-    autogroups (`/proc/sys/kernel/sched_autogroup_enabled`) put a whole session in one group
-    and share the CPU fairly between groups, so a child in the parent's session made that
-    group use more than its share and the parent's loop, runnable, waited in the run queue
-    behind other sessions' work (bench/README.md, "One heavy user"). A session of its
-    own gives the child its own group, and that group gets the same lower priority.
-    """
-    os.setsid()
-    os.nice(CHILD_NICENESS)
-    try:
-        with open("/proc/self/autogroup", "w") as group:  # absent without autogroups (not Linux)
-            group.write(str(CHILD_NICENESS))
-    except OSError:
-        pass
-
-
 def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str]) -> None:
     """The child: open the store (and its log collections), then answer calls until told to stop."""
-    _step_aside()
+    # Chroma's indexing takes every core it can; at a lower priority the parent's event loop,
+    # which needs little CPU but needs it at once, is not left waiting for a core behind it.
+    os.nice(CHILD_NICENESS)
     try:
         main = ChromaStore.open(**options)
         stores = {"": main, **{suffix: main.log(suffix) for suffix in suffixes}}

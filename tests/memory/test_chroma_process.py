@@ -69,22 +69,3 @@ def test_the_worker_runs_at_a_lower_priority_than_this_process(tmp_path: Path) -
         assert os.getpriority(os.PRIO_PROCESS, store.pid) == min(19, ours + CHILD_NICENESS)
     finally:
         store.close()
-
-
-def test_the_worker_runs_in_a_scheduling_group_of_its_own_at_the_lower_priority(tmp_path: Path) -> None:
-    """A session of its own (so, with Linux autogroups, a group of its own whose CPU time is not
-    charged to this process's), and that group at the worker's lower priority where it exists."""
-    from memory.chroma_process import CHILD_NICENESS, ChromaProcess
-
-    store = ChromaProcess.open(path=tmp_path / "c", host=None, port=None, collection="user_memory",
-                               embedder_name="m", dimension=3)
-    try:
-        assert store.pid is not None
-        assert os.getsid(store.pid) == store.pid != os.getsid(0)
-        group = Path(f"/proc/{store.pid}/autogroup")
-        if group.exists():  # Linux with CONFIG_SCHED_AUTOGROUP
-            assert group.read_text().split() != Path("/proc/self/autogroup").read_text().split()
-            assert group.read_text().split()[-2:] == ["nice", str(CHILD_NICENESS)]
-        assert store.get(where={"user_id": "u"}) == []  # and it still answers
-    finally:
-        store.close()
