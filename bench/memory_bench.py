@@ -31,7 +31,9 @@ written by the first load and on close), as it is when the user's write token is
 loads (token read, snapshot restore, ids read, fetch of missing items) is printed too. `--store thread` runs embedded Chroma
 in this process's threads instead of a worker process (`memory.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
-part measures: query vectors are never taken from it).
+part measures: query vectors are never taken from it). The bulk loads' lines also give their
+items/s and how many ticks were over 20 ms late; `--snapshot-after N` is open_user_memory's
+`snapshot_after` (new rows of a user before its snapshot is rewritten).
 
 Figures only: nothing here asserts on timings.
 
@@ -69,7 +71,7 @@ from memory.chroma_backend import StoredItem  # noqa: E402
 from memory.embeddings import LocalEmbedder  # noqa: E402
 from memory.keyword_index import KeywordIndex  # noqa: E402
 from memory.ranking import tokenize  # noqa: E402
-from memory.semantic import open_user_memory, scope_for  # noqa: E402
+from memory.semantic import SNAPSHOT_AFTER, open_user_memory, scope_for  # noqa: E402
 from memory.user_items import UserItems  # noqa: E402
 
 NAMES = ["Lena", "Omar", "Priya", "Jonas", "Mei", "Tomás", "Aiko", "Farah", "Nils", "Zoe", "Ravi", "Ines"]
@@ -304,8 +306,8 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
 
     with tempfile.TemporaryDirectory(prefix="memory-bench-heavy-") as tmp:
         folder = os.path.join(tmp, "chroma")
-        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode,
-                                   chroma_process=args.store == "process")
+        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode, snapshot_after=args.snapshot_after,
+                               chroma_process=args.store == "process")
         corpus = [(u, make_text(rng), {"kind": "exchange"}, guild if n % 3 else "dm")
                   for u in light for n in range(args.light_items)]
         with ticker.phase() as stall, bulk.bulk():
@@ -351,6 +353,7 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                     await mem.close()
                     # opened off the loop, as the bot does (a worker process takes seconds to start)
                     mem = await asyncio.to_thread(open_user_memory, folder, embedder=bulk, search_mode=args.mode,
+                                                  snapshot_after=args.snapshot_after,
                                                   chroma_process=args.store == "process")
                     t0 = time.perf_counter()
                     await mem.search(heavy, make_query(rng), k=5, scope=guild)
@@ -502,6 +505,8 @@ def main() -> None:
     parser.add_argument("--store", choices=("process", "thread"), default="process",
                         help="embedded Chroma in a worker process (open_user_memory(chroma_process=True)) "
                              "or in this process's worker threads")
+    parser.add_argument("--snapshot-after", type=int, default=SNAPSHOT_AFTER,
+                        help="heavy part: new items of a user before its snapshot is rewritten (open_user_memory's)")
     parser.add_argument("--vector-cache", help="file keeping the corpus's vectors between runs (heavy part)")
     args = parser.parse_args()
     if args.items < args.users or args.users < 1:
