@@ -34,7 +34,9 @@ written by the first load and on close), as it is when the user's write token is
 loads (token read, snapshot restore, ids read, fetch of missing items) is printed too. `--store thread` runs embedded Chroma
 in this process's threads instead of a worker process (`memory.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
-part measures: query vectors are never taken from it).
+part measures: query vectors are never taken from it). The bulk loads' lines also give their
+items/s and how many ticks were over 20 ms late; `--snapshot-after N` is open_user_memory's
+`snapshot_after` (new rows of a user before its snapshot is rewritten).
 
 Figures only: nothing here asserts on timings.
 
@@ -73,7 +75,7 @@ from memory.embeddings import LocalEmbedder  # noqa: E402
 from memory.keyword_index import KeywordIndex  # noqa: E402
 from memory.ranking import tokenize  # noqa: E402
 from memory.search_timing import SearchTiming  # noqa: E402
-from memory.semantic import open_user_memory, scope_for  # noqa: E402
+from memory.semantic import SNAPSHOT_AFTER, open_user_memory, scope_for  # noqa: E402
 from memory.user_items import UserItems  # noqa: E402
 
 NAMES = ["Lena", "Omar", "Priya", "Jonas", "Mei", "Tomás", "Aiko", "Farah", "Nils", "Zoe", "Ravi", "Ines"]
@@ -215,18 +217,23 @@ async def run_scale(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
 
 
 class Ticker:
-    """How late a task that asks to wake every `interval_s` wakes: the event loop's stalls."""
+    """How late a task that asks to wake every `interval_s` wakes: the event loop's stalls (the
+    worst, and how many were over `over_s`)."""
 
-    def __init__(self, interval_s: float = 0.002) -> None:
+    def __init__(self, interval_s: float = 0.002, over_s: float = 0.020) -> None:
         self.interval_s = interval_s
+        self.over_s = over_s
         self.worst_s = 0.0
+        self.over = 0
         self._task: asyncio.Task[None] | None = None
 
     async def _tick(self) -> None:
         while True:
             t0 = time.perf_counter()
             await asyncio.sleep(self.interval_s)
-            self.worst_s = max(self.worst_s, time.perf_counter() - t0 - self.interval_s)
+            late = time.perf_counter() - t0 - self.interval_s
+            self.worst_s = max(self.worst_s, late)
+            self.over += late > self.over_s
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._tick())
@@ -235,6 +242,7 @@ class Ticker:
     def phase(self) -> Iterator[list[float]]:
         """Measure the worst stall of a block: the yielded list gets it (seconds) at the end."""
         self.worst_s = 0.0
+        self.over = 0
         out: list[float] = []
         yield out
         out.append(self.worst_s)
@@ -319,16 +327,17 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
 
     with tempfile.TemporaryDirectory(prefix="memory-bench-heavy-") as tmp:
         folder = os.path.join(tmp, "chroma")
-        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode,
-                                   chroma_process=args.store == "process")
+        mem = open_user_memory(folder, embedder=bulk, search_mode=args.mode, snapshot_after=args.snapshot_after,
+                               chroma_process=args.store == "process")
         corpus = [(u, make_text(rng), {"kind": "exchange"}, guild if n % 3 else "dm")
                   for u in light for n in range(args.light_items)]
         with ticker.phase() as stall, bulk.bulk():
             t0 = time.perf_counter()
             for chunk in range(0, len(corpus), args.chunk):
                 await mem.add_many(corpus[chunk:chunk + args.chunk])
-        line("light users loaded", f"{len(corpus):,} items in {time.perf_counter() - t0:.1f} s, "
-                                   f"worst loop stall {stall[0] * 1000:.0f} ms")
+        took = time.perf_counter() - t0
+        line("light users loaded", f"{len(corpus):,} items in {took:.1f} s ({len(corpus) / took:.0f} items/s), "
+                                   f"worst loop stall {stall[0] * 1000:.0f} ms, {ticker.over} over 20 ms")
         had = 0
         rows = []
         for size in sizes:
@@ -338,9 +347,10 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                 for chunk in range(0, len(grown), args.chunk):
                     await mem.add_many(grown[chunk:chunk + args.chunk])
                 had = size
+                took, over = time.perf_counter() - t0, ticker.over
             await asyncio.to_thread(bulk.save)
-            line(f"heavy user grown to {size:,}", f"{time.perf_counter() - t0:.1f} s, worst loop stall "
-                                                f"{stall[0] * 1000:.0f} ms, RSS {rss_mb():.0f} MB")
+            line(f"heavy user grown to {size:,}", f"{took:.1f} s ({len(grown) / took:.0f} items/s), worst loop stall "
+                                                f"{stall[0] * 1000:.0f} ms, {over} over 20 ms, RSS {rss_mb():.0f} MB")
             await mem.search(heavy, make_query(rng), k=5)  # this process has seen the user
             searches, adds, search_stall, add_stall = [], [], [0.0], [0.0]
             timings: list[SearchTiming] = []
@@ -368,6 +378,7 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
                     await mem.close()
                     # opened off the loop, as the bot does (a worker process takes seconds to start)
                     mem = await asyncio.to_thread(open_user_memory, folder, embedder=bulk, search_mode=args.mode,
+                                                  snapshot_after=args.snapshot_after,
                                                   chroma_process=args.store == "process")
                     t0 = time.perf_counter()
                     await mem.search(heavy, make_query(rng), k=5, scope=guild)
@@ -519,6 +530,8 @@ def main() -> None:
     parser.add_argument("--store", choices=("process", "thread"), default="process",
                         help="embedded Chroma in a worker process (open_user_memory(chroma_process=True)) "
                              "or in this process's worker threads")
+    parser.add_argument("--snapshot-after", type=int, default=SNAPSHOT_AFTER,
+                        help="heavy part: new items of a user before its snapshot is rewritten (open_user_memory's)")
     parser.add_argument("--vector-cache", help="file keeping the corpus's vectors between runs (heavy part)")
     args = parser.parse_args()
     if args.items < args.users or args.users < 1:
