@@ -36,6 +36,7 @@ import os
 import re
 import signal
 import itertools
+import json
 import statistics
 import time
 from collections.abc import Mapping
@@ -75,6 +76,7 @@ class LoadReport:
     seconds: float = 0.0
     rss_mb: dict[str, float] = field(default_factory=dict)   # start, after warm-up, end, peak
     rss_rounds: list[tuple[float, float]] = field(default_factory=list)  # after each round: bot, whole tree
+    items_cache_mb: list[float] = field(default_factory=list)  # with memstats: the bot's items cache, per round
     queued_ms: list[float] = field(default_factory=list)
     sent_429: int = 0
     injected_429: int = 0
@@ -248,6 +250,13 @@ async def _memstats(world: World) -> None:
     await asyncio.sleep(3.0)
 
 
+def _items_cache_mb(memstats: Path) -> list[float]:
+    """The bot's items cache (what MEMORY_CACHE_MB bounds) after each round, from its memstats lines."""
+    lines = [json.loads(line) for line in memstats.read_text().splitlines()]
+    return [line["containers"].get("ItemsCache.nbytes", 0) / 2**20 for line in lines
+            if "ItemsCache.nbytes" in line["containers"]]
+
+
 def _grade_heartbeats(world: World, report: LoadReport) -> None:
     interval = world.dc.heartbeat_interval_ms / 1000
     last: dict[int, float] = {}
@@ -363,6 +372,8 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
             await sampler
         await world.bot.stop()
         await _grade(world, questions, report)
+    if memstats is not None:
+        report.items_cache_mb = _items_cache_mb(memstats)
     return report
 
 
@@ -381,6 +392,8 @@ def summary(report: LoadReport) -> list[str]:
         f"  RSS: {rss}",
         f"  RSS after each round, the bot / its whole process tree (MB): {rounds}",
         f"  RSS growth over the last half of the rounds: {trend}",
+        *(["  the bot's items cache after each round (MB, MEMORY_CACHE_MB bounds it): "
+           + "; ".join(f"{mb:.1f}" for mb in report.items_cache_mb)] if report.items_cache_mb else []),
         f"  queue wait (the pipeline's queued_ms, {len(report.queued_ms)} turns): p50 {median:.0f} ms, "
         f"p95 {report.percentile(0.95):.0f} ms",
         f"  429s sent: {report.sent_429} ({report.injected_429} at random, the rest for a full bucket) "
