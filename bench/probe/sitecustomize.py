@@ -8,9 +8,11 @@ only under its environment variables; the product holds none of this.
                                 (its generation, duration, objects collected, and the objects
                                 the collector tracks, by type) to stderr
     CHAOS_MEMSTATS=<file>       on each SIGUSR2 append one JSON line to <file>: this process's
-                                glibc heap (mallinfo2), the collector's objects by type, and the
-                                length of every container attribute of the bot's and memory's
-                                own objects (kept by the Chroma worker too: not popped)
+                                RSS, glibc heap (mallinfo2 and malloc_info), the collector's
+                                objects by type (its lists by length and first item, and the
+                                owners of the newest 300), and the length of every container
+                                attribute of the bot's and memory's own objects (kept by the
+                                Chroma worker too: not popped)
     CHAOS_MEMSTATS_TRIM=1       with it, also malloc_trim(0) and the RSS after it
 
 Slow event-loop callbacks need nothing here: PYTHONASYNCIODEBUG=1 makes asyncio log every
