@@ -140,7 +140,7 @@ async def _run_load(args: argparse.Namespace, root: Path) -> LoadReport:
                           latency_s=(args.latency_low, args.latency_high),
                           concurrency=args.concurrency, seed=args.seed, bot_tree=args.bot_tree,
                           bot_env=dict(kv.split("=", 1) for kv in args.bot_env),
-                          tracemalloc_dir=args.tracemalloc)
+                          tracemalloc_dir=args.tracemalloc, memstats=args.memstats)
 
 
 async def main(argv: list[str] | None = None) -> int:
@@ -164,6 +164,9 @@ async def main(argv: list[str] | None = None) -> int:
                         help="load: N processes spinning beside the run (a busy machine)")
     parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FOLDER",
                         help="load: trace the bot's allocations, a snapshot per round in FOLDER")
+    parser.add_argument("--memstats", type=Path, default=None, metavar="FILE",
+                        help="load: each process of the bot's tree appends its heap and object counts "
+                             "to FILE after every round")
     args = parser.parse_args(argv)
     rows: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:

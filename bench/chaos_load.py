@@ -21,7 +21,9 @@ generator's too: a stall there delays the stamp. So this loop's stalls are recor
 50 ms), each late heartbeat is also graded with the stall around its stamp taken off, and
 the bot's own loop stalls are read from its health lines (bot.health's loop_lag_ms).
 With `tracemalloc_dir`, the bot traces its allocations (bench/probe) and dumps a snapshot
-after each round (SIGUSR1); `bot_env` adds variables (PYTHONASYNCIODEBUG=1: slow callbacks).
+after each round (SIGUSR1); with `memstats`, every process of the bot's tree appends its heap,
+object and container counts to that file after each round (SIGUSR2); `bot_env` adds variables
+(PYTHONASYNCIODEBUG=1: slow callbacks).
 
 Part of bench/: see bench/chaos.py for the command line.
 """
@@ -34,6 +36,7 @@ import os
 import re
 import signal
 import itertools
+import json
 import statistics
 import time
 from collections.abc import Mapping
@@ -73,6 +76,7 @@ class LoadReport:
     seconds: float = 0.0
     rss_mb: dict[str, float] = field(default_factory=dict)   # start, after warm-up, end, peak
     rss_rounds: list[tuple[float, float]] = field(default_factory=list)  # after each round: bot, whole tree
+    items_cache_mb: list[float] = field(default_factory=list)  # with memstats: the bot's items cache, per round
     queued_ms: list[float] = field(default_factory=list)
     sent_429: int = 0
     injected_429: int = 0
@@ -104,6 +108,20 @@ class LoadReport:
                 "sent while the bucket was empty": self.overruns,
                 "late heartbeats": self.late_heartbeats,
                 "interactions acknowledged late": self.interaction_too_late}
+
+    def late_rounds(self) -> range:
+        """The rounds (0-based) of the last half of the run, whose RSS trend says whether it is flat."""
+        return range(len(self.rss_rounds) // 2, len(self.rss_rounds))
+
+    def rss_growth_per_round(self) -> tuple[float, float] | None:
+        """MB per round, the bot and its whole tree, over `late_rounds` (a least-squares slope, so
+        one round's spike moves it less than a difference of two rounds); None under 3 rounds."""
+        rounds = self.late_rounds()
+        if len(rounds) < 3:
+            return None
+        xs = list(rounds)
+        return tuple(statistics.linear_regression(xs, [self.rss_rounds[r][i] for r in xs]).slope  # type: ignore[return-value]
+                     for i in (0, 1))
 
     def percentile(self, q: float) -> float:
         if not self.queued_ms:
@@ -224,6 +242,22 @@ async def _snapshot(world: World, folder: Path) -> None:
         await asyncio.sleep(0.1)
 
 
+async def _memstats(world: World) -> None:
+    """Every process of the bot's tree appends its memory figures (bench/probe) to the file."""
+    assert world.bot.proc is not None
+    for pid in tree_pids(world.bot.proc.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGUSR2)
+    await asyncio.sleep(3.0)
+
+
+def _items_cache_mb(memstats: Path) -> list[float]:
+    """The bot's items cache (what MEMORY_CACHE_MB bounds) after each round, from its memstats lines."""
+    lines = [json.loads(line) for line in memstats.read_text().splitlines()]
+    return [line["containers"].get("ItemsCache.nbytes", 0) / 2**20 for line in lines
+            if "ItemsCache.nbytes" in line["containers"]]
+
+
 def _grade_heartbeats(world: World, report: LoadReport) -> None:
     interval = world.dc.heartbeat_interval_ms / 1000
     last: dict[int, float] = {}
@@ -293,13 +327,17 @@ async def _grade(world: World, questions: list[_Question], report: LoadReport) -
 async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: int = 2,
                    latency_s: tuple[float, float] = (1.0, 5.0), concurrency: int = 64,
                    inject_429: float = 0.03, seed: int = 1, bot_tree: Path = REPO,
-                   bot_env: Mapping[str, str] | None = None, tracemalloc_dir: Path | None = None) -> LoadReport:
+                   bot_env: Mapping[str, str] | None = None, tracemalloc_dir: Path | None = None,
+                   memstats: Path | None = None) -> LoadReport:
     """`rounds` rounds of every person asking at once; the first round is the warm-up."""
     report = LoadReport()
     env = {"MAX_CONCURRENT_TURNS": str(concurrency), "LOG_LEVEL": "INFO", **(bot_env or {})}
     if tracemalloc_dir is not None:
         env["CHAOS_TRACEMALLOC"] = str(tracemalloc_dir)
-    probe = tracemalloc_dir is not None or bool({"CHAOS_GC_LOG", "CHAOS_STALL_SAMPLE"} & env.keys())
+    if memstats is not None:
+        env["CHAOS_MEMSTATS"] = str(memstats)
+    probe = (tracemalloc_dir is not None or memstats is not None
+             or bool({"CHAOS_GC_LOG", "CHAOS_STALL_SAMPLE"} & env.keys()))
     async with World(root, channels=channels, people=people, extra_env=env, bot_tree=bot_tree,
                      probe=probe) as world:
         world.model.responder = _respond
@@ -328,6 +366,8 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
             report.rss_rounds.append((_rss_mb(world.bot.proc.pid) or 0.0, _tree_rss_mb(world.bot.proc.pid)))
             if tracemalloc_dir is not None:
                 await _snapshot(world, tracemalloc_dir)
+            if memstats is not None:
+                await _memstats(world)
         report.seconds = time.monotonic() - started
         report.rss_mb["end"] = samples[-1][1] if samples else 0.0
         report.rss_mb["peak"] = max((s for _, s in samples), default=0.0)
@@ -336,6 +376,8 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
             await sampler
         await world.bot.stop()
         await _grade(world, questions, report)
+    if memstats is not None:
+        report.items_cache_mb = _items_cache_mb(memstats)
     return report
 
 
@@ -343,11 +385,19 @@ def summary(report: LoadReport) -> list[str]:
     """The part's printed lines (bench/chaos.py)."""
     rss = ", ".join(f"{k} {v:.0f} MB" for k, v in report.rss_mb.items())
     rounds = "; ".join(f"{bot:.0f} / {tree:.0f}" for bot, tree in report.rss_rounds)
+    growth = report.rss_growth_per_round()
+    late = report.late_rounds()
+    trend = ("under 5 rounds: no trend" if growth is None else
+             f"bot {growth[0]:+.1f} MB, tree {growth[1]:+.1f} MB per round over rounds {late.start + 1}-{late.stop} "
+             f"(least-squares slope)")
     lag = ", ".join(f"{s:.2f}" for s in report.bot_loop_lag_s) or "none"
     median = statistics.median(report.queued_ms) if report.queued_ms else 0.0
     return [
         f"  RSS: {rss}",
         f"  RSS after each round, the bot / its whole process tree (MB): {rounds}",
+        f"  RSS growth over the last half of the rounds: {trend}",
+        *(["  the bot's items cache after each round (MB, MEMORY_CACHE_MB bounds it): "
+           + "; ".join(f"{mb:.1f}" for mb in report.items_cache_mb)] if report.items_cache_mb else []),
         f"  queue wait (the pipeline's queued_ms, {len(report.queued_ms)} turns): p50 {median:.0f} ms, "
         f"p95 {report.percentile(0.95):.0f} ms",
         f"  429s sent: {report.sent_429} ({report.injected_429} at random, the rest for a full bucket) "

@@ -37,6 +37,12 @@ from memory.ranking import tokenize
 
 __all__ = ["KeywordIndex"]
 
+# A term's own cost: its key, its two arrays (headers and over-allocation) and its slots in
+# two dicts, measured with tracemalloc (tests/memory/test_keyword_index.py); 100, as it was,
+# let a user of many distinct words weigh 2.5-3 times what the items cache counted.
+_TERM_BYTES = 360
+_POSTING_BYTES = 12  # a row number (int32) and a term frequency (float64)
+
 
 class KeywordIndex:
     """Okapi BM25 (k1, b) over rows 0..n-1; `scores(query, mask)` gives the matching rows."""
@@ -57,7 +63,7 @@ class KeywordIndex:
     @property
     def nbytes(self) -> int:
         """About how much memory the postings take."""
-        return 8 * len(self._lengths) + 12 * self._postings + 100 * len(self._docs)
+        return 8 * len(self._lengths) + _POSTING_BYTES * self._postings + _TERM_BYTES * len(self._docs)
 
     def add(self, row: int, text: str) -> None:
         """Index `text` as row `row`, which must be the next row (len(self))."""

@@ -11,6 +11,13 @@ only under its environment variables; the product holds none of this.
                                 thread's stack every 5 ms to stderr ("stall-sample" lines), and
                                 when each gateway heartbeat's thread woke and its send ran
                                 ("beat-probe" lines)
+    CHAOS_MEMSTATS=<file>       on each SIGUSR2 append one JSON line to <file>: this process's
+                                RSS, glibc heap (mallinfo2 and malloc_info), the collector's
+                                objects by type (its lists by length and first item, and the
+                                owners of the newest 300), and the length of every container
+                                attribute of the bot's and memory's own objects (kept by the
+                                Chroma worker too: not popped)
+    CHAOS_MEMSTATS_TRIM=1       with it, also malloc_trim(0) and the RSS after it
 
 Slow event-loop callbacks need nothing here: PYTHONASYNCIODEBUG=1 makes asyncio log every
 callback over 100 ms (logger "asyncio", WARNING).
@@ -21,16 +28,19 @@ Part of bench/.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
-from collections import Counter
 import itertools
+import json
 import os
+import re
 import signal
 import sys
 import threading
 import time
 import tracemalloc
 import types
+from collections import Counter
 from pathlib import Path
 
 
@@ -131,6 +141,96 @@ def _sample_stalls(after_s: float) -> None:
 
 if _stall := os.environ.pop("CHAOS_STALL_SAMPLE", None):
     _sample_stalls(float(_stall))
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                 "fordblks", "keepcost")]
+
+
+def _containers() -> dict[str, int]:
+    """`Class.attr` -> summed length, over the bot's and memory's objects the collector tracks."""
+    sizes: Counter[str] = Counter()
+    for obj in gc.get_objects():
+        module = type(obj).__module__
+        if not isinstance(module, str) or not module.startswith(("bot", "memory", "agent")):
+            continue
+        attrs = getattr(obj, "__dict__", None) or {
+            name: getattr(obj, name, None) for name in getattr(type(obj), "__slots__", ())}
+        for name, value in attrs.items():
+            if isinstance(value, (dict, list, set, tuple)) or hasattr(value, "__len__") and hasattr(value, "keys"):
+                try:
+                    sizes[f"{type(obj).__name__}.{name}"] += len(value)
+                except TypeError:
+                    pass
+        if type(obj).__name__ == "ItemsCache":
+            sizes["ItemsCache.nbytes"] += obj.nbytes
+    return dict(sizes)
+
+
+def _malloc_info(libc: ctypes.CDLL) -> dict[str, int]:
+    """glibc's malloc_info over all arenas (mallinfo2 sees the main one only): arenas, bytes
+    taken from the system, bytes free inside them, bytes in mmapped chunks."""
+    libc.fopen.restype = ctypes.c_void_p
+    libc.malloc_info.argtypes = libc.fclose.argtypes = None
+    where = f"/tmp/malloc-info-{os.getpid()}.xml"
+    stream = libc.fopen(where.encode(), b"w")
+    libc.malloc_info(0, ctypes.c_void_p(stream))
+    libc.fclose(ctypes.c_void_p(stream))
+    text = Path(where).read_text()
+    os.unlink(where)
+    tail = text[text.rfind("</heap>"):]
+    free = sum(int(n) for n in re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"', tail))
+    mmap = re.search(r'<total type="mmap" count="\d+" size="(\d+)"', tail)
+    current = re.search(r'<system type="current" size="(\d+)"', tail)
+    return {"arenas": text.count("<heap nr="), "system": int(current.group(1)) if current else 0,
+            "free": free, "mmap": int(mmap.group(1)) if mmap else 0}
+
+
+def _memstats(path: str, trim: bool) -> None:
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _Mallinfo2
+
+    def dump(_signum: int, _frame: object) -> None:
+        info = libc.mallinfo2()
+        tracked = gc.get_objects()
+        status = dict(row.split(":", 1) for row in Path("/proc/self/status").read_text().splitlines())
+        line = {"pid": os.getpid(), "at": time.time(), "argv": sys.argv[:2],
+                "rss_kb": {k: int(status[k].split()[0]) for k in ("VmRSS", "RssAnon", "RssFile")},
+                "malloc": {name: getattr(info, name) for name, _ in _Mallinfo2._fields_},
+                "malloc_all": _malloc_info(libc),
+                "gc_objects": len(tracked),
+                "types": dict(Counter(type(o).__name__ for o in tracked).most_common(60)),
+                "containers": _containers()}
+        if trim:
+            libc.malloc_trim(0)   # how much of that RSS glibc held free, given back now
+            line["rss_kb_after_trim"] = int(dict(row.split(":", 1) for row in Path("/proc/self/status")
+                                                 .read_text().splitlines())["VmRSS"].split()[0])
+        lists = [o for o in tracked if type(o) is list]
+        line["list_kinds"] = [f"{k[0]} x {k[1]}: {n}" for k, n in Counter(
+            (len(o) if len(o) < 5 else "5+", type(o[0]).__name__ if o else "-") for o in lists).most_common(12)]
+        owners: Counter[str] = Counter()
+        for o in lists[-300:]:  # the newest tracked lists
+            for ref in gc.get_referrers(o):
+                if ref is lists or ref is tracked:
+                    continue
+                name = type(ref).__name__
+                if isinstance(ref, dict):
+                    holders = [type(h).__name__ for h in gc.get_referrers(ref) if h is not tracked and h is not lists
+                               and not isinstance(h, list)][:2]
+                    name = f"dict<-{','.join(holders)}"
+                owners[name] += 1
+        line["list_owners"] = dict(owners.most_common(12))
+        del lists
+        if tracemalloc.is_tracing():
+            line["traced"] = tracemalloc.get_traced_memory()[0]
+        with open(path, "a") as out:
+            out.write(json.dumps(line) + "\n")
+
+    signal.signal(signal.SIGUSR2, dump)
+
+
+if _stats := os.environ.get("CHAOS_MEMSTATS"):
+    _memstats(_stats, os.environ.get("CHAOS_MEMSTATS_TRIM") == "1")
 if _threshold := os.environ.pop("CHAOS_GC_LOG", None):
     _log_collections(float(_threshold))
 if _folder := os.environ.pop("CHAOS_TRACEMALLOC", None):  # popped: the bot's children are not traced

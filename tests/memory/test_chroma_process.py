@@ -69,3 +69,32 @@ def test_the_worker_runs_at_a_lower_priority_than_this_process(tmp_path: Path) -
         assert os.getpriority(os.PRIO_PROCESS, store.pid) == min(19, ours + CHILD_NICENESS)
     finally:
         store.close()
+
+
+def test_the_workers_heap_limits_reach_the_worker(tmp_path: Path) -> None:
+    from memory.chroma_process import ChromaProcess
+    from memory.worker_heap import HeapLimits
+
+    trimming = ChromaProcess.open(path=tmp_path / "a", host=None, port=None, collection="user_memory",
+                                  embedder_name="m", dimension=3, heap=HeapLimits(trim_interval_s=1e-6))
+    never = ChromaProcess.open(path=tmp_path / "b", host=None, port=None, collection="user_memory",
+                               embedder_name="m", dimension=3, heap=HeapLimits(trim_interval_s=0.0))
+    try:
+        trimming.ids(where={"user_id": "x"})
+        assert trimming.heap_state().trims >= 1  # the interval (a microsecond) had passed after the call
+        for _ in range(3):
+            never.ids(where={"user_id": "x"})
+        assert never.heap_state() == (0, 0.0)
+    finally:
+        trimming.close()
+        never.close()
+
+
+async def test_open_user_memory_gives_the_worker_the_settings_heap_limits(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    from memory.config import MemorySettings
+
+    settings = MemorySettings(data_dir=tmp_path, chroma_worker_trim_s=0.0)
+    async with open_user_memory(embedder=local_embedder, settings=settings, preload=False) as mem:
+        await mem.add(ALICE, "I am learning the cello", scope=GUILD)
+        assert mem._store.heap_state() == (0, 0.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -122,10 +123,27 @@ def test_the_size_estimate_counts_postings_and_survives_a_restore_and_later_adds
     index.add(0, "salsa lessons salsa")
     index.add(1, "salsa in lyon")
     state = index.state(np.ones(2, bool))
-    assert index.nbytes == 8 * 2 + 12 * len(state["docs"]) + 100 * len(state["terms"])  # rows, postings, terms
+    assert index.nbytes == 8 * 2 + 12 * len(state["docs"]) + 360 * len(state["terms"])  # rows, postings, terms
 
     restored = KeywordIndex.from_state(index.state(np.ones(2, bool)))
     assert restored.nbytes == index.nbytes
     restored.add(2, "lyon")
     index.add(2, "lyon")
     assert restored.nbytes == index.nbytes
+
+
+@pytest.mark.parametrize("text", [
+    "load q{i}: what do you say? answer to q{i}",       # one new word per row
+    "my cat Miso hates the vacuum cleaner on sundays",  # the same words in every row
+    "word{i} word{j} common text here again {i}x",      # two new words per row, some shared
+])
+def test_the_size_estimate_is_within_a_quarter_of_what_the_index_really_takes(text: str) -> None:
+    tracemalloc.start()
+    try:
+        index = KeywordIndex()
+        for i in range(5000):
+            index.add(i, text.format(i=i, j=i % 300))
+        taken = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert 0.75 < index.nbytes / taken < 1.25  # the items cache's bound (MEMORY_CACHE_MB) counts this
