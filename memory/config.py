@@ -115,7 +115,7 @@ def _read(env: Mapping[str, str]) -> MemorySettings:
         chroma_host=_host(env, "CHROMA_HOST"),
         chroma_port=read_int(env, "CHROMA_PORT", 8000, low=1, high=65535),
         chroma_process=read_bool(env, "CHROMA_PROCESS", True),
-        chroma_worker_trim_s=read_float(env, "CHROMA_WORKER_TRIM_S", 1.0, low=0.0),
+        chroma_worker_trim_s=read_float(env, "CHROMA_WORKER_TRIM_S", 1.0, low=0.0, high=86400.0),
         memory_cache_mb=read_int(env, "MEMORY_CACHE_MB", 512, low=1),
         memory_scope=read_choice(env, "MEMORY_SCOPE", ("place", "global"), "place"),  # type: ignore[arg-type]
         embedding_backend=backend,  # type: ignore[arg-type]

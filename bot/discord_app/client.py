@@ -9,7 +9,8 @@ With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With
 DISCORD_API_BASE_URL set (a relay, a test server), discord.py's REST base is pointed there and the
 gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globals are left alone.
 An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard); the
-gateway reader yields to the event loop after each frame (bot.discord_app.gateway_pacing).
+gateway reader yields to the event loop once a loop iteration's time budget is spent
+(bot.discord_app.gateway_pacing).
 Imports the cogs and the services' interfaces (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """

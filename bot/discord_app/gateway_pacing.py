@@ -11,8 +11,8 @@ take their first step in the loop's next iteration. Whatever else the loop has t
 behind both, and that includes the heartbeat: discord.py's keep-alive thread hands each beat
 to the loop (``run_coroutine_threadsafe``), and the next is due an interval after that send.
 
-``install_gateway_pacing`` wraps ``received_message`` so that the reader passes a
-``bot.pacing.LoopPacer`` before it handles each frame: it reads on while the loop iteration's
+``install_gateway_pacing`` wraps ``received_message`` so that the reader passes its
+connection's ``bot.pacing.LoopPacer`` before it handles each frame: it reads on while the loop iteration's
 budget lasts (a burst of cheap frames is still read in a few iterations) and past it yields,
 so one iteration holds about a budget's worth of frames, and a heartbeat handed over meanwhile
 waits for no more than that and the first steps of their handlers. Frames are still handled
@@ -24,23 +24,30 @@ Imports discord.py and bot.pacing only.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Awaitable, Callable
 
-from bot.pacing import LoopPacer
+from bot.pacing import PACE_BUDGET_S, LoopPacer
 
-__all__ = ["install_gateway_pacing", "paced", "reader_pacer"]
+__all__ = ["install_gateway_pacing", "paced"]
 
 Receive = Callable[..., Awaitable[None]]
 
-reader_pacer = LoopPacer()   # one budget for every gateway connection (shards) of the process
+budget_s = PACE_BUDGET_S   # each connection's reads per loop iteration (tests set 0)
+# One pacer per gateway connection: shards sharing one would let the first reader with a backlog
+# spend every iteration's budget, and the others (their heartbeat acks too) would starve.
+_pacers: weakref.WeakKeyDictionary[object, LoopPacer] = weakref.WeakKeyDictionary()
 
 
 def paced(received_message: Receive) -> Receive:
-    """`received_message`, once the reader's pacer let the frame through in this iteration."""
+    """`received_message`, once the connection's pacer let the frame through in this iteration."""
     @functools.wraps(received_message)
-    async def receive_within_budget(*args: object, **kwargs: object) -> None:
-        await reader_pacer.wait()   # looked up per call: tests swap it
-        await received_message(*args, **kwargs)
+    async def receive_within_budget(connection: object, *args: object, **kwargs: object) -> None:
+        pacer = _pacers.get(connection)
+        if pacer is None:
+            pacer = _pacers[connection] = LoopPacer(budget_s)
+        await pacer.wait()
+        await received_message(connection, *args, **kwargs)
     receive_within_budget.paced = True  # type: ignore[attr-defined]
     return receive_within_budget
 

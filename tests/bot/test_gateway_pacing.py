@@ -15,7 +15,6 @@ from discord.gateway import DiscordWebSocket
 
 from bot.discord_app import gateway_pacing
 from bot.discord_app.gateway_pacing import install_gateway_pacing
-from bot.pacing import LoopPacer
 from tests.bot.discord_fixtures import BotUnderTest, World
 
 BURST = 50
@@ -23,7 +22,7 @@ BURST = 50
 
 @pytest.fixture(autouse=True)
 def every_frame_spends_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gateway_pacing, "reader_pacer", LoopPacer(budget_s=0.0))
+    monkeypatch.setattr(gateway_pacing, "budget_s", 0.0)
 
 
 async def _burst_order(world: World, running: BotUnderTest) -> list[tuple[str, int]]:
@@ -73,3 +72,32 @@ def test_installing_twice_wraps_the_reader_once() -> None:
     install_gateway_pacing()
     assert DiscordWebSocket.received_message is once
     assert once.paced and not getattr(once.__wrapped__, "paced", False)  # type: ignore[attr-defined]
+
+
+class _Connection:
+    """Stands for one shard's DiscordWebSocket: what the pacer is kept per."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def test_two_connections_with_a_backlog_each_both_keep_reading() -> None:
+    read = {"first": 0, "second": 0}
+
+    async def received_message(connection: _Connection, frame: object) -> None:  # a frame already buffered
+        read[connection.name] += 1
+
+    receive = gateway_pacing.paced(received_message)
+
+    async def reader(connection: _Connection) -> None:  # discord.py's poll loop: no other await
+        while True:
+            await receive(connection, {})
+
+    connections = [_Connection("first"), _Connection("second")]
+    readers = [asyncio.create_task(reader(c)) for c in connections]
+    for _ in range(50):
+        await asyncio.sleep(0)
+    for task in readers:
+        task.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
+    assert read["first"] >= 10 and read["second"] >= 10

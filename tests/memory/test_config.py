@@ -73,8 +73,8 @@ def test_a_memory_cache_that_is_not_a_positive_whole_number_names_the_variable(r
         load_memory_settings({"MEMORY_CACHE_MB": raw})
 
 
-@pytest.mark.parametrize("raw", ["-1", "nan", "inf", "soon"])
-def test_a_worker_trim_interval_that_is_negative_or_not_a_number_names_the_variable(raw: str) -> None:
+@pytest.mark.parametrize("raw", ["-1", "nan", "inf", "soon", "1e9"])
+def test_a_worker_trim_interval_that_is_negative_over_a_day_or_not_a_number_names_the_variable(raw: str) -> None:
     with pytest.raises(ConfigError, match="CHROMA_WORKER_TRIM_S"):
         load_memory_settings({"CHROMA_WORKER_TRIM_S": raw})
 
