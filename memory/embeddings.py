@@ -12,8 +12,10 @@
   `openai.OpenAI` client (callers run it in a worker thread), with a timeout and the
   client's own bounded retries.
 
-Both return L2-normalized vectors, so cosine similarity is a dot product. `embed` is
-blocking: callers run it off the event loop.
+Both return L2-normalized vectors as one float32 array (a row per text), so cosine similarity
+is a dot product and no vector crosses a thread as Python floats (converting lists back to an
+array held the GIL, and so the event loop, in the worker that did it). `embed` is blocking:
+callers run it off the event loop.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -23,12 +25,13 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import math
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from memory.config import MemorySettings
 from memory.errors import ConfigError, StoreUnavailable
@@ -65,7 +68,9 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed(self, texts: list[str]) -> list[list[float]]: ...
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One L2-normalized float32 row per text: shape (len(texts), dimension)."""
+        ...
 
 
 def local_model_path() -> Path:
@@ -82,10 +87,11 @@ def local_model_path() -> Path:
     return path
 
 
-def _normalize(vector: Sequence[float]) -> list[float]:
-    values = [float(x) for x in vector]
-    norm = math.sqrt(sum(x * x for x in values))
-    return [x / norm for x in values] if norm > 0 else values
+def _normalize(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    """Rows scaled to unit length as float32 (an all-zero row stays zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
 
 
 class LocalEmbedder:
@@ -158,15 +164,15 @@ class LocalEmbedder:
             gc.freeze()
             log.info("loaded %s from %s (%d threads)", LOCAL_MODEL_NAME, self._path, self._threads)
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
-            return []
+            return np.zeros((0, self._dimension), dtype=np.float32)
         self.load()
         vectors = self._model.encode(
             list(texts), batch_size=self._batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
         )
-        return vectors.tolist()
+        return vectors.astype(np.float32, copy=False)
 
 
 class OpenAIEmbedder:
@@ -207,13 +213,14 @@ class OpenAIEmbedder:
         assert self._dimension is not None
         return self._dimension
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            out.extend(self._embed_batch(list(texts[start:start + self._batch_size])))
-        return out
+    def embed(self, texts: list[str]) -> np.ndarray:
+        batches = [self._embed_batch(list(texts[start:start + self._batch_size]))
+                   for start in range(0, len(texts), self._batch_size)]
+        if not batches:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        return np.concatenate(batches)
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
         where = f"embedding model {self._model!r} at {self._base_url}"
         try:
             reply = self._client.embeddings.create(model=self._model, input=texts, encoding_format="float")
@@ -224,8 +231,7 @@ class OpenAIEmbedder:
         data = sorted(reply.data, key=lambda d: d.index)
         if len(data) != len(texts):
             raise EmbeddingError(f"{where} returned {len(data)} vectors for {len(texts)} texts")
-        vectors = [_normalize(d.embedding) for d in data]
-        sizes = {len(v) for v in vectors}
+        sizes = {len(d.embedding) for d in data}
         if len(sizes) != 1 or 0 in sizes:
             raise EmbeddingError(f"{where} returned vectors of sizes {sorted(sizes)}")
         size = sizes.pop()
@@ -233,7 +239,7 @@ class OpenAIEmbedder:
             self._dimension = size
         elif size != self._dimension:
             raise EmbeddingError(f"{where} returned {size}-dimensional vectors, expected {self._dimension}")
-        return vectors
+        return _normalize([d.embedding for d in data])
 
     def close(self) -> None:
         self._client.close()

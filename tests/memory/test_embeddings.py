@@ -7,6 +7,7 @@ import gc
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory.config import MemorySettings, load_memory_settings
@@ -77,8 +78,19 @@ def test_once_the_local_model_is_loaded_the_objects_alive_are_frozen_out_of_the_
     assert gc.get_freeze_count() > 10_000  # torch's and the model's objects, walked by no collection
 
 
-def test_embedding_nothing_gives_nothing(local_embedder: LocalEmbedder) -> None:
-    assert local_embedder.embed([]) == []
+def test_local_vectors_come_as_one_float32_array_with_a_row_per_text(local_embedder: LocalEmbedder) -> None:
+    vectors = local_embedder.embed(["one", "two", "three"])
+
+    assert isinstance(vectors, np.ndarray)
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (3, 384)
+
+
+def test_embedding_nothing_gives_no_rows(local_embedder: LocalEmbedder) -> None:
+    vectors = local_embedder.embed([])
+
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
 
 
 def test_a_missing_model_folder_is_a_config_error(tmp_path: Path) -> None:
@@ -98,8 +110,10 @@ async def test_openai_embedder_returns_the_endpoints_vectors_normalized() -> Non
         assert len(fake.embedding_requests) == 3
         assert [r["input"] for r in fake.embedding_requests] == [texts[0:2], texts[2:4], texts[4:]]
         assert fake.embedding_requests[0]["model"] == "fake-embed"
+        assert vectors.dtype == np.float32
+        assert vectors.shape == (5, 64)
         for text, vector in zip(texts, vectors, strict=True):
-            assert math.isclose(_dot(vector, fake.embed(text)), 1.0, abs_tol=1e-6)
+            assert math.isclose(_dot(vector, fake.embed(text)), 1.0, abs_tol=1e-5)
         assert embedder.dimension == 64
 
 
