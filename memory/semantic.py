@@ -72,6 +72,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
@@ -194,7 +195,9 @@ class UserMemory:
         self._settling: asyncio.Task[None] | None = None
         self.last_load: ColdLoad | None = None
         self.last_search: SearchTiming | None = None  # how the last search's time went
-        self._saving: set[str] = set()  # users whose snapshot is being written (one at a time each)
+        self._saving: dict[str, Future[None]] = {}  # users whose snapshot is being written (one at a time each)
+        self._saving_lock = threading.Lock()
+        self._tokenless: set[str] = set()  # users whose last snapshot kept no token (its load checks ids)
         self._next_poll = 0.0
         self._polling: asyncio.Lock | None = None
         self._owns_embedder = owns_embedder
@@ -231,9 +234,12 @@ class UserMemory:
             self._settle_timer.cancel()
             self._settle_timer = None
         await self._settle(0.0)
+        # a snapshot begun earlier may miss the last rows, or keep no token (writes still ran):
+        # let it end, so that its user is saved again below with what is settled now
+        await asyncio.gather(*(asyncio.wrap_future(f) for f in list(self._saving.values())), return_exceptions=True)
         # users with many items get a current snapshot, so that the next start loads them fast
         saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
-                 if entry.unsaved and entry.live >= self._snapshot_after]
+                 if (entry.unsaved or user_id in self._tokenless) and entry.live >= self._snapshot_after]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
         entries = self._cache.take_all()
         await self._pool.close()
@@ -405,11 +411,8 @@ class UserMemory:
         (an embedded Chroma); with other writers possible (a Chroma server), a token read now when the user's ids in
         Chroma are exactly the entry's live ones; else none (its next load checks ids)."""
         snapshots = self._snapshots
-        if snapshots is None or self._pool.closed or user_id in self._saving:
+        if snapshots is None or self._pool.closed:
             return None
-        self._saving.add(user_id)
-        entry.unsaved = 0
-        taken = snapshots.generation(user_id) if generation is None else generation
 
         def save() -> None:
             try:
@@ -422,14 +425,22 @@ class UserMemory:
                     token = token if self._store_ids(user_id) == set(columns["ids"].tolist()) else None
                 if len(columns["ids"]):
                     snapshots.save(user_id, columns, token, taken)
+                    (self._tokenless.add if token is None else self._tokenless.discard)(user_id)
                 else:
                     snapshots.drop(user_id)
             except (OSError, StoreUnavailable) as exc:
                 log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
             finally:
-                self._saving.discard(user_id)
+                with self._saving_lock:
+                    del self._saving[user_id]
 
-        return self._pool.submit(save)
+        with self._saving_lock:
+            if user_id in self._saving:
+                return None
+            entry.unsaved = 0
+            taken = snapshots.generation(user_id) if generation is None else generation
+            saving = self._saving[user_id] = self._pool.submit(save)
+        return saving
 
     def _free_later(self, entries: list[UserItems]) -> None:
         """Let evicted users' items go on a worker thread: freeing tens of thousands of objects
