@@ -131,8 +131,8 @@ class HostileReport:
     foreign_recalls_refused: int = 0  # answers quoting the memory tool's refusal of a user_id
     turns: int = 0
     pings: int = 0
-    secret_leaks: int = 0
-    memory_leaks: int = 0
+    secret_leaks: int = 0       # answers alice sees that hold bob's or carol's secret
+    memory_leaks: dict[str, int] = field(default_factory=dict)  # MemoryState.leaks_by_kind + "unsettled writes"
     reconciled_writes: int = 0   # announced writes the restart's reconcile settled before counting
     unanswered_interactions: int = 0
     other_trace_shown: int = 0
@@ -142,8 +142,13 @@ class HostileReport:
     def table(self) -> dict[str, int]:
         return {"turns": self.turns, "lost": len(self.real_unanswered) + self.unanswered_interactions,
                 "duplicated": 0, "out of order": 0, "integrity": 0,
-                "leaks": self.secret_leaks + self.memory_leaks + self.other_trace_shown,
+                "leaks": sum(self.leaks_by_kind().values()),
                 "pings": self.pings, "crashes": self.crashes + len(self.our_errors)}
+
+    def leaks_by_kind(self) -> dict[str, int]:
+        """The parts of the table's `leaks`, each by its name."""
+        return {"secrets shown": self.secret_leaks, "other traces shown": self.other_trace_shown,
+                **self.memory_leaks}
 
 
 class _ObedientModel:
@@ -262,7 +267,8 @@ async def run_hostile(root: Path, *, bot_tree: Path = REPO) -> HostileReport:
             await world.bot.start(dc)
             await world.bot.stop()
             disk = read_disk(world.data_dir)
-        report.memory_leaks = (await read_memory(world.data_dir)).leaks(disk) + disk.unsettled_writes
+        report.memory_leaks = {**(await read_memory(world.data_dir)).leaks_by_kind(disk),
+                               "unsettled writes": disk.unsettled_writes}
         report.turns = sum(len(q) for q in disk.turns.values())
         report.crashes = len(world.bot.crashes)
         log_text = world.bot.log_text()
