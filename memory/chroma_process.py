@@ -61,7 +61,7 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
     # Chroma's indexing takes every core it can; at a lower priority the parent's event loop,
     # which needs little CPU but needs it at once, is not left waiting for a core behind it.
     os.nice(CHILD_NICENESS)
-    trimmer = HeapTrimmer(heap, glibc())
+    trimmer = HeapTrimmer(heap, glibc() if heap.trim_interval_s else None)
     try:
         main = ChromaStore.open(**options)
         stores = {"": main, **{suffix: main.log(suffix) for suffix in suffixes}}
