@@ -77,10 +77,9 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print(f"  injection obeyed by the model: {report.injected_pings_written} answer(s) wrote "
           f"@everyone/role/user mentions, {report.foreign_recalls_refused} memory-tool call(s) "
           f"naming another user were refused by the tool's schema")
-    print(f"  pings: {report.pings}; secrets shown to another person: {report.secret_leaks}; memory "
-          f"filed under the wrong person: {report.memory_leaks}; other people's traces posted: "
-          f"{report.other_trace_shown}; interactions unanswered: {report.unanswered_interactions}; "
+    print(f"  pings: {report.pings}; interactions unanswered: {report.unanswered_interactions}; "
           f"announced memory writes settled by a restart's reconcile before counting: {report.reconciled_writes}")
+    print("  leaks: " + ", ".join(f"{kind} {n}" for kind, n in report.leaks_by_kind().items()))
     for line in report.our_errors:
         print(f"  ERROR LOGGED: {line[:300]}")
     return report.table()

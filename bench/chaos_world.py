@@ -263,11 +263,17 @@ class MemoryState:
     owners: dict[str, set[str]]      # trace id -> the user ids its items are filed under
 
     def leaks(self, disk: DiskState) -> int:
-        """Items without their answered turn, answered turns without exactly one exchange
-        item, and items filed under someone other than the person who asked."""
-        return (sum(1 for t in self.items_by_trace if t not in disk.answered_traces)
-                + sum(1 for t in disk.answered_traces if self.exchanges.get(t) != 1)
-                + sum(1 for t, users in self.owners.items() if users != {disk.trace_users.get(t)}))
+        """All of `leaks_by_kind`."""
+        return sum(self.leaks_by_kind(disk).values())
+
+    def leaks_by_kind(self, disk: DiskState) -> dict[str, int]:
+        """Turns whose items are there without the answered turn, answered turns without
+        exactly one exchange item, and turns with items filed under someone other than the
+        person who asked."""
+        return {"items without their turn": sum(1 for t in self.items_by_trace if t not in disk.answered_traces),
+                "turns without their item": sum(1 for t in disk.answered_traces if self.exchanges.get(t) != 1),
+                "items of another person": sum(1 for t, users in self.owners.items()
+                                               if users != {disk.trace_users.get(t)})}
 
 
 _READ_CHROMA = """

@@ -11,7 +11,7 @@ the methods of `ChromaStore` that `memory.semantic` and `memory.change_feed` use
   any multiprocessing "spawn" child (`python -m bot`, the benches and pytest do).
 - One call at a time (a lock around the pipe); Chroma serializes writes to a folder anyway.
 - The child gives the memory Chroma freed back to the system (`memory.worker_heap`, `heap`
-  of `open`); `heap_state()` says what it did.
+  of `open`); `heap_state()` says what it did, and asking it is no call that trims.
 - Errors raised in the child (StoreUnavailable, ConfigError, Chroma's InvalidArgumentError)
   are raised here; one that cannot be pickled arrives as StoreUnavailable with its text.
 - The child dying (killed, out of memory), or not answering within `call_timeout_s` (then it
@@ -61,7 +61,7 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
     # Chroma's indexing takes every core it can; at a lower priority the parent's event loop,
     # which needs little CPU but needs it at once, is not left waiting for a core behind it.
     os.nice(CHILD_NICENESS)
-    trimmer = HeapTrimmer(heap, glibc())
+    trimmer = HeapTrimmer(heap, glibc() if heap.trim_interval_s else None)
     try:
         main = ChromaStore.open(**options)
         stores = {"": main, **{suffix: main.log(suffix) for suffix in suffixes}}
@@ -81,12 +81,13 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
         if request is None:
             return
         key, method, args, kwargs = request
+        if method == "heap_state":  # an observer: it frees nothing, so it neither counts nor trims
+            conn.send(("ok", trimmer.state()))
+            continue
         try:
             if method == "log":
                 stores[args[0]] = main.log(args[0])
                 result = None
-            elif method == "heap_state":
-                result = trimmer.state()
             else:
                 result = getattr(stores[key], method)(*args, **kwargs)
             conn.send(("ok", result))

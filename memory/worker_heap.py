@@ -14,7 +14,6 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import time
 from collections.abc import Callable
@@ -53,7 +52,7 @@ class Allocator(Protocol):
 def glibc() -> Allocator | None:
     """This process's C library when it has glibc's malloc_trim, else None."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)  # the symbols this process already has: no ldconfig run to find libc
         libc.malloc_trim.argtypes = [ctypes.c_size_t]
     except (OSError, AttributeError):
         return None
@@ -73,7 +72,7 @@ class HeapTrimmer:
         self.trims = 0
         self.trim_seconds = 0.0
         if allocator is None and limits.trim_interval_s:
-            log.info("semantic memory: no glibc malloc_trim here; the Chroma worker's heap is left as it is")
+            log.warning("semantic memory: no glibc malloc_trim here; the Chroma worker's heap is left as it is")
 
     def idle_wait_s(self) -> float | None:
         """How long the serve loop may wait for a call before `trim_if_due` has work (None: as

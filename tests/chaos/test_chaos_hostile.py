@@ -20,6 +20,9 @@ async def test_hostile_input_never_crashes_pings_leaks_or_goes_unanswered(tmp_pa
     assert set(report.dropped) <= {c.name for c in FUZZ_CASES if not c.real}
     assert report.parse_drops >= 1  # the guard was exercised, not bypassed
     assert report.injected_pings_written >= 1 and report.foreign_recalls_refused == 1  # injection obeyed
+    assert report.leaks_by_kind() == dict.fromkeys(
+        ("secrets shown", "other traces shown", "items without their turn", "turns without their item",
+         "items of another person", "unsettled writes"), 0)
     table = report.table()
     assert table["turns"] > 0
     assert {k: v for k, v in table.items() if k != "turns"} == dict.fromkeys(

@@ -90,6 +90,21 @@ def test_the_workers_heap_limits_reach_the_worker(tmp_path: Path) -> None:
         never.close()
 
 
+def test_asking_the_worker_what_it_trimmed_trims_nothing(tmp_path: Path) -> None:
+    from memory.chroma_process import ChromaProcess
+    from memory.worker_heap import HeapLimits
+
+    store = ChromaProcess.open(path=tmp_path / "a", host=None, port=None, collection="user_memory",
+                               embedder_name="m", dimension=3, heap=HeapLimits(trim_interval_s=1e-6))
+    try:
+        store.ids(where={"user_id": "x"})
+        after_the_call = store.heap_state().trims
+        assert after_the_call >= 1
+        assert [store.heap_state().trims for _ in range(3)] == [after_the_call] * 3
+    finally:
+        store.close()
+
+
 async def test_open_user_memory_gives_the_worker_the_settings_heap_limits(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     from memory.config import MemorySettings

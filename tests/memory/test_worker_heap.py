@@ -4,7 +4,10 @@ with a zero interval, never on a C library without malloc_trim."""
 
 from __future__ import annotations
 
+import logging
 import math
+import subprocess
+from typing import Any
 
 import pytest
 
@@ -88,6 +91,27 @@ def test_without_glibc_nothing_is_called_and_nothing_fails() -> None:
 def test_a_negative_or_undefined_interval_is_refused(interval: float) -> None:
     with pytest.raises(ValueError, match="trim_interval_s"):
         HeapLimits(trim_interval_s=interval)
+
+
+def test_without_glibc_a_trimming_worker_says_so_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="memory.worker_heap"):
+        HeapTrimmer(HeapLimits(trim_interval_s=1.0), None)
+        HeapTrimmer(HeapLimits(trim_interval_s=0.0), None)  # trimming off: nothing to say
+    assert [r.getMessage() for r in caplog.records] == [
+        "semantic memory: no glibc malloc_trim here; the Chroma worker's heap is left as it is"]
+
+
+def test_glibc_is_found_without_running_a_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each new worker looks it up: ctypes.util.find_library ran `ldconfig -p` (or gcc) there."""
+    spawned: list[Any] = []
+
+    def refuse(args: Any, *rest: Any, **kwargs: Any) -> None:
+        spawned.append(args)
+        raise OSError("no programs here")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    assert glibc() is not None
+    assert spawned == []
 
 
 def test_this_machines_glibc_trims() -> None:
