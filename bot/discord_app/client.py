@@ -157,6 +157,15 @@ class _BotCore:
         """Replaces commands.Bot's handler: there are no text commands (only slash commands and
         the MentionsCog listener), so a mention must not be parsed as an unknown prefix command."""
 
+    def dispatch(self, event_name: str, /, *args: Any, **kwargs: Any) -> None:
+        """discord.py's own, but nothing once closing: its task that dispatches `ready`
+        (`guild_ready_timeout` after the last guild of READY) outlives `close`, and dispatching
+        found the client without a loop and died with a traceback in the log (a SIGTERM in the
+        first seconds of a connection)."""
+        if self.is_closed():  # type: ignore[attr-defined]
+            return
+        super().dispatch(event_name, *args, **kwargs)  # type: ignore[misc]
+
     async def on_ready(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
         log.info("logged in as %s (%s) in %d guild(s)", bot.user, getattr(bot.user, "id", "?"), len(bot.guilds))

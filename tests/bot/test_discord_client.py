@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+
+from bot.config import load_settings
+from bot.discord_app import create_bot
 from bot.discord_app.interactions import NOT_ALLOWED
 from bot.errors import sentence_for
+from bot.runtime import Runtime
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
@@ -195,3 +201,31 @@ async def test_shard_settings_run_the_named_shard_and_serve_its_guilds(
     assert running.bot.shard_ids == [shard]
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
     assert reply.content == "from my shard"
+
+
+# ------------------------------------------------------------------ closing
+
+
+async def test_closing_before_ready_leaves_no_task_to_fail_after_the_close(
+        world: World, env: dict[str, str]) -> None:
+    failures: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: failures.append(context))
+    settings = load_settings({**env, "DISCORD_TOKEN": world.dc.token, "DISCORD_API_BASE_URL": world.dc.api_base})
+    async with Runtime(settings) as runtime:
+        bot = create_bot(runtime.services, settings, guild_ready_timeout=0.5)
+        connected = asyncio.Event()
+
+        async def on_connect() -> None:  # dispatched when READY is read
+            connected.set()
+
+        bot.add_listener(on_connect)
+        serving = asyncio.create_task(bot.start(world.dc.token))
+        await asyncio.wait_for(connected.wait(), timeout=10)
+        assert not bot.is_ready()  # `ready` is still 0.5 s away
+
+        await bot.close()
+        await asyncio.gather(serving, return_exceptions=True)  # its reconnect may meet the closed session
+        await asyncio.sleep(1.0)  # past the moment `ready` would have been dispatched
+        gc.collect()
+
+    assert [str(f.get("exception") or f.get("message")) for f in failures] == []
