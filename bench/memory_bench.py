@@ -293,14 +293,14 @@ class CachedVectors:
         finally:
             self.active = False
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        if not self.active:
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not self.active or not texts:
             return self.inner.embed(texts)
         missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
         if missing:
             for text, vector in zip(missing, self.inner.embed(missing), strict=True):
-                self.vectors[text] = np.asarray(vector, dtype=np.float32)
-        return [self.vectors[t].tolist() for t in texts]
+                self.vectors[text] = vector
+        return np.stack([self.vectors[t] for t in texts])
 
     def save(self) -> None:
         if self.path:

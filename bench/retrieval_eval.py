@@ -220,10 +220,10 @@ class RecordingEmbedder:
     def load(self) -> None:
         self._inner.load()
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str]) -> np.ndarray:
         out = self._inner.embed(texts)
         for text, vector in zip(texts, out, strict=True):
-            self.vectors[ranking.search_form(text)] = np.asarray(vector, dtype=np.float32)
+            self.vectors[ranking.search_form(text)] = vector
         return out
 
 

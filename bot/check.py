@@ -207,9 +207,9 @@ async def check_embeddings(s: Settings) -> CheckResult:
             close = getattr(embedder, "close", None)
             if callable(close):
                 close()
-        if len(vectors) != 1 or not vectors[0]:
+        if vectors.shape[0] != 1 or vectors.shape[1] == 0:
             raise ValueError("no vector came back")
-        return len(vectors[0])
+        return int(vectors.shape[1])
 
     try:
         size = await asyncio.to_thread(embed_once)

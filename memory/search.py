@@ -81,7 +81,7 @@ def finish(items: UserItems, prepared: Prepared, plan: ranking.QueryPlan, search
     (when so), "dense", "candidates" and "fuse"."""
     lap = laps.lap if laps is not None else _no_lap
     mask = items.mask(prepared.scope)
-    if len(mask) != len(prepared.mask) or not np.array_equal(mask, prepared.mask):
+    if not np.array_equal(mask, prepared.mask):  # unequal lengths are unequal too
         prepared = prepare(items, plan, search_text, scope=prepared.scope, mode=mode)
         lap("again")
     if not mask.any():

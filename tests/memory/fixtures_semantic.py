@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory.embeddings import LocalEmbedder
@@ -49,7 +50,7 @@ class RecordingEmbedder:
     def texts(self) -> list[str]:
         return [text for texts, _ in self.calls for text in texts]
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str]) -> np.ndarray:
         self.calls.append((list(texts), threading.current_thread().name))
         return self.inner.embed(texts)
 

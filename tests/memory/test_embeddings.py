@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import math
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory.config import MemorySettings, load_memory_settings
@@ -77,8 +81,76 @@ def test_once_the_local_model_is_loaded_the_objects_alive_are_frozen_out_of_the_
     assert gc.get_freeze_count() > 10_000  # torch's and the model's objects, walked by no collection
 
 
-def test_embedding_nothing_gives_nothing(local_embedder: LocalEmbedder) -> None:
-    assert local_embedder.embed([]) == []
+def test_local_vectors_come_as_one_float32_array_with_a_row_per_text(local_embedder: LocalEmbedder) -> None:
+    vectors = local_embedder.embed(["one", "two", "three"])
+
+    assert isinstance(vectors, np.ndarray)
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (3, 384)
+
+
+def test_embedding_nothing_gives_no_rows(local_embedder: LocalEmbedder) -> None:
+    vectors = local_embedder.embed([])
+
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> LocalEmbedder:
+    embedder = LocalEmbedder(runtime="torch")
+    embedder.load()
+    return embedder
+
+
+TEXTS_OF_EVERY_SHAPE = [
+    "When did Priya start her salsa lessons?", "Yes! It was amazing", "ok", "狐狸 и лиса", "   padded   ",
+    "emoji 🎉🎉 and a zero\u200bwidth space", "a long one " * 400,  # truncated at 256 tokens
+] + [f"sentence number {n} about the trip to Lisbon" for n in range(70)]  # more than one batch
+
+
+def test_the_local_embedder_runs_on_onnx_runtime_by_default(local_embedder: LocalEmbedder) -> None:
+    assert local_embedder.runtime == "onnx"
+
+
+def test_onnx_runtime_gives_torchs_vectors_to_float32_rounding(
+        local_embedder: LocalEmbedder, torch_embedder: LocalEmbedder) -> None:
+    assert torch_embedder.runtime == "torch"
+
+    onnx_vectors = local_embedder.embed(TEXTS_OF_EVERY_SHAPE)
+    torch_vectors = torch_embedder.embed(TEXTS_OF_EVERY_SHAPE)
+
+    assert onnx_vectors.shape == torch_vectors.shape == (len(TEXTS_OF_EVERY_SHAPE), 384)
+    assert np.abs(onnx_vectors - torch_vectors).max() < 1e-5
+
+
+def test_threads_embedding_at_once_get_the_vectors_each_would_get_alone(local_embedder: LocalEmbedder) -> None:
+    alone = local_embedder.embed(TEXTS_OF_EVERY_SHAPE)
+    chunks = [TEXTS_OF_EVERY_SHAPE[n::4] for n in range(4)]
+
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(local_embedder.embed, chunks * 3))
+
+    for n, vectors in enumerate(together):
+        assert np.abs(vectors - alone[n % 4::4]).max() < 1e-5
+
+
+def test_without_the_onnx_package_the_embedder_warns_and_embeds_with_torch(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, torch_embedder: LocalEmbedder) -> None:
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as on a machine where it is not installed
+    embedder = LocalEmbedder()
+
+    with caplog.at_level(logging.WARNING, logger="memory.embeddings"):
+        vectors = embedder.embed(["still embedded"])
+
+    assert embedder.runtime == "torch"
+    assert "embedding with torch instead" in caplog.text
+    assert np.abs(vectors - torch_embedder.embed(["still embedded"])).max() < 1e-6
+
+
+def test_an_unknown_runtime_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="'tensorflow'.*onnx, torch"):
+        LocalEmbedder(runtime="tensorflow")
 
 
 def test_a_missing_model_folder_is_a_config_error(tmp_path: Path) -> None:
@@ -98,8 +170,10 @@ async def test_openai_embedder_returns_the_endpoints_vectors_normalized() -> Non
         assert len(fake.embedding_requests) == 3
         assert [r["input"] for r in fake.embedding_requests] == [texts[0:2], texts[2:4], texts[4:]]
         assert fake.embedding_requests[0]["model"] == "fake-embed"
+        assert vectors.dtype == np.float32
+        assert vectors.shape == (5, 64)
         for text, vector in zip(texts, vectors, strict=True):
-            assert math.isclose(_dot(vector, fake.embed(text)), 1.0, abs_tol=1e-6)
+            assert math.isclose(_dot(vector, fake.embed(text)), 1.0, abs_tol=1e-5)
         assert embedder.dimension == 64
 
 

@@ -262,6 +262,34 @@ async def test_a_write_that_times_out_keeps_its_mark_until_its_thread_has_writte
         assert await until(settled)
 
 
+async def test_the_settle_timer_puts_the_mark_of_a_write_still_running_again(
+        tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, "SETTLE_AFTER_S", 0.2)
+    path = tmp_path / "chroma"
+    async with opened(path, local_embedder, op_timeout_s=1.0) as mem:
+        assert mem._tokens is not None
+        mem._tokens._stale_after_s = 0.4  # a mark held for 0.1 s is due to be put again
+        reader = tokens_of(path, embedder=local_embedder.name)
+
+        def mark_times() -> set[str]:
+            return {str(r.metadata["at"]) for r in reader._store.get(where={"user_id": ALICE})
+                    if r.metadata.get("kind") == "mark"}
+
+        held = HeldCall(mem, "add")
+        try:
+            with pytest.raises(semantic.StoreUnavailable):
+                await mem.add(ALICE, "a write that outlives its caller", scope=GUILD)
+            first = mark_times()
+            assert len(first) == 1
+
+            async def put_again() -> bool:
+                return bool(mark_times() - first)
+
+            assert await until(put_again, seconds=10.0)
+        finally:
+            held.release()
+
+
 async def test_an_add_that_timed_out_but_landed_is_found_by_later_searches_and_after_a_restart(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     path = tmp_path / "chroma"
