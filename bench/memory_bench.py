@@ -499,7 +499,7 @@ async def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     embedder = LocalEmbedder()
     embedder.load()
-    line("model load (import torch + weights)", f"{time.perf_counter() - started:.1f} s")
+    line(f"model load ({embedder.runtime})", f"{time.perf_counter() - started:.1f} s")
     line("RSS after model load", f"{rss_mb():.0f} MB")
     if args.part in ("scale", "all"):
         await run_scale(args, embedder)

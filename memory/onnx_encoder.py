@@ -1,70 +1,85 @@
-"""The local embedding model's forward pass run by ONNX Runtime instead of torch.
+"""The local embedding model run by ONNX Runtime, with no torch in this process.
 
-`OnnxEncoder` takes a loaded sentence-transformers model, exports its whole forward pass
-(transformer, pooling, normalization: the modules the model folder lists) to an ONNX graph
-in memory, and runs that graph with ONNX Runtime; the model's own `preprocess` still turns
-texts into token ids, so tokenization, truncation and padding are the model's. Nothing is
-written to disk: the export is repeated at each process start, in the background load.
+`OnnxEncoder` has a child process (`memory.onnx_export`) load the model with
+sentence-transformers and export its whole forward pass (transformer, pooling,
+normalization) to an ONNX graph, then runs that graph with ONNX Runtime here, on token ids
+from the model's own fast tokenizer (`tokenizer.json`, with the truncation length the model
+folder states). Nothing is written outside a temporary folder: the export is repeated at
+each process start, in the background load.
 
 Why: one short query through torch's eager kernels costs several times what the same graph
-costs in ONNX Runtime on this class of CPU (bench/README.md, "Query embedding"), and a
-search cannot be faster than its query's vector. The vectors agree with torch's to float32
-rounding, so stored vectors and new ones stay comparable.
+costs in ONNX Runtime on this class of CPU, and a search cannot be faster than its query's
+vector; and exporting in a child keeps the tracer's and torch's memory out of the bot
+(bench/README.md, "Query embedding on ONNX Runtime"). The vectors agree with torch's to
+float32 rounding, so stored vectors and new ones stay comparable.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
 from __future__ import annotations
 
-import io
-import threading
-import warnings
-from typing import Protocol
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import onnxruntime
-import torch
+from tokenizers import Tokenizer
 
-__all__ = ["OnnxEncoder", "SentenceModel"]
+__all__ = ["EXPORT_TIMEOUT_S", "OnnxEncoder", "OnnxExportError"]
 
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+EXPORT_TIMEOUT_S = 300.0  # loading torch and tracing the model, on a busy 2-core box
 
 
-class SentenceModel(Protocol):
-    """What is used of a sentence-transformers `SentenceTransformer`."""
-
-    def preprocess(self, inputs: list[str]) -> dict[str, torch.Tensor]: ...
-
-    def __call__(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]: ...
+class OnnxExportError(RuntimeError):
+    """The child process could not export the model's graph (its last error line says why)."""
 
 
 class OnnxEncoder:
-    """`encode(texts)`: the sentence embeddings of `model`, computed by ONNX Runtime.
+    """`encode(texts)`: the model's sentence embeddings, one float32 row per text.
 
     `threads` is the session's intra-op thread count; idle threads sleep instead of spinning
     (on 2 shared cores a spinning pool takes the CPU the event loop waits for). Batches are
     formed from texts of similar length, as sentence-transformers does, to pad little.
+    `encode` may be called from several threads at once: the tokenizer's settings are fixed
+    here and never changed, and an InferenceSession's run is thread-safe.
     """
 
-    def __init__(self, model: SentenceModel, *, threads: int) -> None:
-        self._model = model
-        self._session = onnxruntime.InferenceSession(
-            _export(model), _session_options(threads), providers=["CPUExecutionProvider"])
-        # a fast tokenizer shared by threads raises "Already borrowed" when two calls set its
-        # padding and truncation at once (huggingface/tokenizers#537): tokenizing is serialized,
-        # running the graph is not (an InferenceSession's run is thread-safe)
-        self._tokenizing = threading.Lock()
+    def __init__(self, model_path: Path, *, threads: int) -> None:
+        self._tokenizer = _tokenizer(model_path)
+        with tempfile.TemporaryDirectory(prefix="onnx-export-") as folder:
+            graph = Path(folder) / "model.onnx"
+            _export(model_path, graph)
+            self._session = onnxruntime.InferenceSession(
+                str(graph), _session_options(threads), providers=["CPUExecutionProvider"])
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        self._dimension = int(self._session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
         order = sorted(range(len(texts)), key=lambda n: -len(texts[n]))
-        out = np.empty((len(texts), self._session.get_outputs()[0].shape[-1]), dtype=np.float32)
+        out = np.empty((len(texts), self._dimension), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]
-            with self._tokenizing:
-                features = self._model.preprocess([texts[n] for n in rows])
-            feed = {name: features[name].numpy() for name in INPUT_NAMES}
-            out[rows] = self._session.run(None, feed)[0]
+            encodings = self._tokenizer.encode_batch([texts[n] for n in rows])
+            columns = {"input_ids": [e.ids for e in encodings], "attention_mask": [e.attention_mask for e in encodings],
+                       "token_type_ids": [e.type_ids for e in encodings]}
+            out[rows] = self._session.run(None, {name: np.asarray(columns[name], dtype=np.int64)
+                                                 for name in self._inputs})[0]
         return out
+
+
+def _tokenizer(model_path: Path) -> Tokenizer:
+    """The model's fast tokenizer, truncating where sentence-transformers does (the folder's
+    `max_seq_length`) and padding each batch to its longest text."""
+    tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+    config = json.loads((model_path / "sentence_bert_config.json").read_text())
+    tokenizer.enable_truncation(max_length=int(config["max_seq_length"]))
+    pad_id = tokenizer.token_to_id("[PAD]")
+    tokenizer.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token="[PAD]")
+    return tokenizer
 
 
 def _session_options(threads: int) -> onnxruntime.SessionOptions:
@@ -75,29 +90,13 @@ def _session_options(threads: int) -> onnxruntime.SessionOptions:
     return options
 
 
-def _export(model: SentenceModel) -> bytes:
-    """The model's forward pass as a serialized ONNX graph, batch and sequence length dynamic."""
-
-    class SentenceEmbedding(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:
-            features = {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids}
-            return self.model(features)["sentence_embedding"]
-
-    sample = model.preprocess(["a sentence to trace the graph with"])
-    graph = io.BytesIO()
-    # tracing warns about every data-dependent branch of the model code, all taken the same way
-    # for any input of this model: noise in an operator's log
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            SentenceEmbedding().eval(), tuple(sample[name] for name in INPUT_NAMES), graph,
-            input_names=list(INPUT_NAMES), output_names=["sentence_embedding"],
-            dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in INPUT_NAMES},
-                          "sentence_embedding": {0: "batch"}},
-            opset_version=17, dynamo=False)
-    return graph.getvalue()
+def _export(model_path: Path, graph: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "memory.onnx_export", str(model_path), str(graph)],
+                              env=env, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise OnnxExportError(f"exporting the model's graph took more than {EXPORT_TIMEOUT_S:g} s") from None
+    if done.returncode != 0 or not graph.is_file():
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise OnnxExportError(f"exporting the model's graph failed: {last}")

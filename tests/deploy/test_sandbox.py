@@ -51,7 +51,7 @@ def test_the_bot_stack_works_inside_the_bot_units_sandbox_at_full_cpu_speed(sand
     sandbox = Sandbox(UnitFile(BOT_UNIT), tmp_path, sandbox_run)
     done = sandbox.run(PYTHON, str(HERE / "sandbox_workload.py"))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines()[-2:] == [f"cpu={host_cpu_capability()}", "ok"]
+    assert done.stdout.splitlines()[-3:] == [f"cpu={host_cpu_capability()}", "embedder=onnx", "ok"]
     assert (sandbox.state / "react-discord-bot" / "bot.sqlite3").exists()
 
 

@@ -6,7 +6,7 @@ import asyncio
 import gc
 import logging
 import math
-import sys
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from memory.embeddings import (
     embedder_from_settings,
     local_model_path,
 )
+from memory import onnx_encoder
 from memory.errors import ConfigError
 from memory.semantic import open_user_memory
 from tests.fakes.chroma_server import free_port
@@ -135,17 +136,35 @@ def test_threads_embedding_at_once_get_the_vectors_each_would_get_alone(local_em
         assert np.abs(vectors - alone[n % 4::4]).max() < 1e-5
 
 
-def test_without_the_onnx_package_the_embedder_warns_and_embeds_with_torch(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, torch_embedder: LocalEmbedder) -> None:
-    monkeypatch.setitem(sys.modules, "onnx", None)  # as on a machine where it is not installed
+def test_without_the_onnx_package_the_embedder_warns_why_and_embeds_with_torch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        torch_embedder: LocalEmbedder) -> None:
+    missing = tmp_path / "site" / "onnx"  # shadows the package in the exporting child, as if not installed
+    missing.mkdir(parents=True)
+    (missing / "__init__.py").write_text("raise ImportError('No module named onnx')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(missing.parent), os.environ.get("PYTHONPATH", "")]))
     embedder = LocalEmbedder()
 
     with caplog.at_level(logging.WARNING, logger="memory.embeddings"):
         vectors = embedder.embed(["still embedded"])
 
     assert embedder.runtime == "torch"
+    assert "onnx is not installed" in caplog.text
     assert "embedding with torch instead" in caplog.text
     assert np.abs(vectors - torch_embedder.embed(["still embedded"])).max() < 1e-6
+
+
+def test_an_export_slower_than_its_timeout_leaves_torch_embedding(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(onnx_encoder, "EXPORT_TIMEOUT_S", 0.01)
+    embedder = LocalEmbedder()
+
+    with caplog.at_level(logging.WARNING, logger="memory.embeddings"):
+        vectors = embedder.embed(["still embedded"])
+
+    assert embedder.runtime == "torch"
+    assert "took more than 0.01 s" in caplog.text
+    assert vectors.shape == (1, 384)
 
 
 def test_an_unknown_runtime_is_a_config_error() -> None:
