@@ -43,9 +43,10 @@ Rules, in one place:
   or reloaded on a timer.
 - Snapshots (`memory.snapshot`): a user with many items is also kept in a file of this
   process (beside the Chroma folder by default), written in the background once
-  `snapshot_after` of the user's items are not in it and the user's writes have settled (below),
-  while writes go on only once a quarter of the user's items (`SNAPSHOT_BACKLOG`) are not in it
-  either, after a load that found it stale, and on close. Every write also keeps the user's write token in Chroma (`memory.write_tokens`: a
+  `snapshot_after` of the user's items are not in it and the user's writes have settled (below)
+  (while writes go on, only once a quarter of the user's items, `SNAPSHOT_BACKLOG`, are not in
+  it either), after a load that found it stale, and on close. Every write also keeps the user's
+  write token in Chroma (`memory.write_tokens`: a
   mark from this process's first write of the user until it settles them, SETTLE_AFTER_S after
   their last write, before a snapshot and on close; then a new token). A cold load reads the
   token: when it is the snapshot's, the file is used as it is (no id read); otherwise it reads

@@ -6,10 +6,9 @@ user grown by `add_many` of 2,048 through the embedded Chroma worker process), w
 embedder (seeded random unit vectors: the bench takes the bulk loads' vectors from a cache, so
 no model runs there either), and changes ONE thing per `--variant`:
 
-    base         as the bench: snapshots every 500 new rows, vectors returned as Python lists
+    base         as the bench: the memory's snapshot rule, vectors returned as a float32 array
     nosnap       no snapshot rewritten while growing (snapshot_after larger than the user)
-    arrays       the embedder returns a float32 array instead of lists (no `.tolist()` and no
-                 `np.asarray` of lists)
+    lists        the embedder returns Python lists (as `Embedder.embed` did before main's 777395d)
 
 While it grows, a 2 ms ticker on the loop records every wake-up over 20 ms late; each named
 step (`embed`, Chroma `add`, the snapshot's `columns` and `save`) is timed on its thread; a
@@ -110,7 +109,7 @@ open(out, 'w').write('\n'.join(rows))
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--variant", default="base", choices=("base", "nosnap", "arrays"))
+    parser.add_argument("--variant", default="base", choices=("base", "nosnap", "lists"))
     parser.add_argument("--size", type=int, default=50_000)
     parser.add_argument("--start", type=int, default=10_000, help="heavy items before the measured growth")
     parser.add_argument("--chunk", type=int, default=2_048)
@@ -122,7 +121,7 @@ async def main() -> None:
     timed(snapshot.Snapshots, "save", "snapshot save")
     timed(user_items.UserItems, "columns", "snapshot columns")
     snapshot_after = 10 * args.size if args.variant == "nosnap" else 500
-    embedder = FakeEmbedder(as_lists=args.variant != "arrays")
+    embedder = FakeEmbedder(as_lists=args.variant == "lists")
     heavy, guild = "299999999999999999", scope_for("810000000000000000")
     words = "salsa lessons Priya Berlin Lyon dinner cat bike piano garden tea coffee hike rain book".split()
     rng = np.random.default_rng(2)
