@@ -36,7 +36,8 @@ in this process's threads instead of a worker process (`memory.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
 part measures: query vectors are never taken from it). The bulk loads' lines also give their
 items/s and how many ticks were over 20 ms late; `--snapshot-after N` is open_user_memory's
-`snapshot_after` (new rows of a user before its snapshot is rewritten).
+`snapshot_after` (new rows of a user before its snapshot is rewritten once the user's writes
+settle; while they go on, a quarter of the user's rows must be new as well: `memory.semantic`).
 
 Figures only: nothing here asserts on timings.
 

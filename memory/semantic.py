@@ -43,8 +43,10 @@ Rules, in one place:
   or reloaded on a timer.
 - Snapshots (`memory.snapshot`): a user with many items is also kept in a file of this
   process (beside the Chroma folder by default), written in the background once
-  `snapshot_after` of the user's items are not in it, after a load that found it stale, and on
-  close. Every write also keeps the user's write token in Chroma (`memory.write_tokens`: a
+  `snapshot_after` of the user's items are not in it and the user's writes have settled (below)
+  (while writes go on, only once a quarter of the user's items, `SNAPSHOT_BACKLOG`, are not in
+  it either), after a load that found it stale, and on close. Every write also keeps the user's
+  write token in Chroma (`memory.write_tokens`: a
   mark from this process's first write of the user until it settles them, SETTLE_AFTER_S after
   their last write, before a snapshot and on close; then a new token). A cold load reads the
   token: when it is the snapshot's, the file is used as it is (no id read); otherwise it reads
@@ -126,9 +128,15 @@ DEFAULT_CACHE_BYTES = 512 * 2**20
 # Items per Chroma read when loading a user: Chroma converts a page's vectors holding the GIL
 # (about 50 ms for 250 on the 2-core target, under load) and pages of 1,000 cost more per item.
 LOAD_PAGE = 200
-# A user's items are written to a snapshot once this many of them are not in one: a cold load
-# then fetches at most about this many items from Chroma besides reading the snapshot.
+# A user's items are written to a snapshot once this many of them are not in one and their
+# writes have settled (SETTLE_AFTER_S): a cold load then fetches at most about this many items
+# from Chroma besides reading the snapshot.
 SNAPSHOT_AFTER = 500
+# While a user's writes go on, the snapshot is rewritten only once SNAPSHOT_AFTER and this share
+# of the user's items are not in it: each rewrite copies all of the user's items, so a user
+# growing by thousands at a time no longer has them all copied after every batch (a cold load
+# after a crash fetches at most that share).
+SNAPSHOT_BACKLOG = 0.25
 # A user's writes are settled (new write token, mark removed: memory.write_tokens) once none came
 # for this long: until then other processes' cold loads of that user check ids.
 SETTLE_AFTER_S = 5.0
@@ -192,7 +200,7 @@ class UserMemory:
         # take this process's own new write tokens without reading Chroma's ids
         self._sole_writer = sole_writer and feed is None
         self._settle_timer: asyncio.TimerHandle | None = None
-        self._settling: asyncio.Task[None] | None = None
+        self._settling: asyncio.Task[list[Future[None] | None]] | None = None
         self.last_load: ColdLoad | None = None
         self.last_search: SearchTiming | None = None  # how the last search's time went
         self._saving: dict[str, Future[None]] = {}  # users whose snapshot is being written (one at a time each)
@@ -233,13 +241,13 @@ class UserMemory:
         if self._settle_timer is not None:
             self._settle_timer.cancel()
             self._settle_timer = None
-        await self._settle(0.0)
+        saves = await self._settle(0.0)
         # a snapshot begun earlier may miss the last rows, or keep no token (writes still ran):
         # let it end, so that its user is saved again below with what is settled now
         await asyncio.gather(*(asyncio.wrap_future(f) for f in list(self._saving.values())), return_exceptions=True)
         # users with many items get a current snapshot, so that the next start loads them fast
-        saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
-                 if (entry.unsaved or user_id in self._tokenless) and entry.live >= self._snapshot_after]
+        saves += [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
+                  if (entry.unsaved or user_id in self._tokenless) and entry.live >= self._snapshot_after]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
         entries = self._cache.take_all()
         await self._pool.close()
@@ -355,7 +363,7 @@ class UserMemory:
             self._free_later(self._cache.trim())
             for user_id in by_user:
                 entry = self._cache.peek(user_id)
-                if entry is not None and entry.unsaved >= self._snapshot_after:
+                if entry is not None and entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
                     self._snapshot_later(user_id, entry)
 
     # -- reading -------------------------------------------------------------------------
@@ -512,24 +520,31 @@ class UserMemory:
         if self._settling is None or self._settling.done():
             self._settling = asyncio.get_running_loop().create_task(self._settle(SETTLE_AFTER_S))
 
-    async def _settle(self, idle_s: float) -> None:
+    async def _settle(self, idle_s: float) -> list[Future[None] | None]:
         """Settle the users idle for `idle_s` (new tokens, marks removed); their cached items
-        take the new token when this process is the only writer (an embedded Chroma)."""
+        take the new token when this process is the only writer (an embedded Chroma), and those
+        with `snapshot_after` items not in their snapshot get it rewritten (the saves started)."""
         tokens = self._tokens
         if tokens is None or self._pool.closed:
-            return
+            return []
         try:
             settled = await self._pool.run(_settle_and_refresh, tokens, idle_s)
         except StoreUnavailable as exc:
             log.warning("semantic memory: cannot settle write tokens in %s: %s", self.where, exc)
             settled = {}
-        if self._sole_writer:
-            for user_id, token in settled.items():
-                entry = self._cache.peek(user_id)
-                if entry is not None:
-                    entry.token = token
+        saves = []
+        for user_id, token in settled.items():
+            entry = self._cache.peek(user_id)
+            if entry is None:
+                continue
+            if self._sole_writer:
+                entry.token = token
+            behind = entry.unsaved >= self._snapshot_after  # what the writes left out of the snapshot
+            if behind or (user_id in self._tokenless and entry.live >= self._snapshot_after):
+                saves.append(self._snapshot_later(user_id, entry))
         if tokens.sessions():
             self._settle_soon()
+        return saves
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""

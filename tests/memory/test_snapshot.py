@@ -3,11 +3,14 @@ forgotten or damaged ones."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memory.chroma_backend import StoredItem
+from memory import semantic
 from memory.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.snapshot import Snapshots
@@ -98,6 +101,65 @@ async def test_a_forget_by_another_memory_is_honoured_and_purged_from_the_file(t
 
     assert len(files) == 1
     assert b"cello" not in files[0].read_bytes()
+
+
+GARDEN = [f"note {n}: the tomatoes in bed {n % 7} need water" for n in range(60)]
+
+
+async def saves_done(mem: UserMemory) -> None:
+    """Wait until no snapshot of this memory is being written (they run on its worker threads)."""
+    for _ in range(1000):
+        if not mem._saving:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("a snapshot was still being written after 10 s")
+
+
+def saved_ids(path: Path) -> int:
+    [file] = snapshot_files(path)
+    with np.load(file) as data:
+        return len(data["c_ids"])
+
+
+async def test_while_a_users_writes_go_on_her_snapshot_waits_for_a_quarter_of_her_items_to_be_new(
+        tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, "SETTLE_AFTER_S", 60.0)  # her writes never settle in this test
+    path = tmp_path / "chroma"
+    async with open_user_memory(str(path), embedder=local_embedder, snapshot_after=10) as mem:
+        await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[:40]])
+        await mem.search(ALICE, "tomatoes")  # her first load writes a snapshot of all 40
+        await saves_done(mem)
+        assert saved_ids(path) == 40
+
+        await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[40:50]])  # 10 of 50 new: under a quarter
+        await saves_done(mem)
+        assert saved_ids(path) == 40
+
+        await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[50:60]])  # 20 of 60 new: over a quarter
+        await saves_done(mem)
+        assert saved_ids(path) == 60
+
+
+async def test_a_snapshot_left_behind_by_writes_is_rewritten_once_they_settle_and_then_trusted(
+        tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, "SETTLE_AFTER_S", 0.3)
+    path = tmp_path / "chroma"
+    async with open_user_memory(str(path), embedder=local_embedder, snapshot_after=10) as mem:
+        await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[:40]])
+        await mem.search(ALICE, "tomatoes")
+        await saves_done(mem)
+        await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[40:50]])
+        await saves_done(mem)
+        assert saved_ids(path) == 40  # left behind while she writes
+
+        await asyncio.sleep(1.0)  # no write for longer than SETTLE_AFTER_S
+        await saves_done(mem)
+        assert saved_ids(path) == 50
+
+    async with open_user_memory(str(path), embedder=local_embedder, snapshot_after=10) as again:
+        found = await again.search(ALICE, "tomatoes in bed 3", k=60)
+        assert again.last_load is not None and again.last_load.route == "token"  # the file as it is
+        assert sorted(h.text for h in found) == sorted(GARDEN[:50])
 
 
 async def test_a_damaged_snapshot_is_ignored_removed_and_rewritten(tmp_path: Path,

@@ -1,0 +1,78 @@
+"""Probe: how long writing one big user's snapshot holds the GIL, part by part.
+
+Builds `UserItems` of `--size` items of the heavy bench's texts (random unit vectors), then
+runs each step of a snapshot (`UserItems.columns` and its parts, `Snapshots.save`) on a worker
+thread while the main thread sleeps 1 ms at a time: how late the sleeper wakes is how long
+it could not get the GIL (plus CPU waits: run it on a quiet machine). Not part of the product.
+
+    PYTHONPATH=$PWD python bench/probe/snapshot_gil.py --size 50000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memory_bench import make_text  # noqa: E402
+
+from memory.chroma_backend import StoredItem  # noqa: E402
+from memory.snapshot import Snapshots  # noqa: E402
+from memory.user_items import UserItems  # noqa: E402
+
+
+def held(label: str, step: Callable[[], object]) -> object:
+    """Run `step` on a thread; print its time and the worst lateness of a 1 ms sleeper meanwhile."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(step()))
+    worst = 0.0
+    t0 = time.perf_counter()
+    worker.start()
+    while worker.is_alive():
+        s = time.perf_counter()
+        time.sleep(0.001)
+        worst = max(worst, time.perf_counter() - s - 0.001)
+    print(f"{label:<44} {1000 * (time.perf_counter() - t0):7.1f} ms, sleeper's worst lateness "
+          f"{1000 * worst:6.1f} ms", flush=True)
+    return out[0] if out else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=50_000)
+    args = parser.parse_args()
+    rng = random.Random(8)
+    vectors = np.random.default_rng(3).standard_normal((args.size, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    entry = UserItems(0)
+    for start in range(0, args.size, 2048):
+        n = min(2048, args.size - start)
+        items = [StoredItem(f"{start + i:032x}", make_text(rng),
+                            {"user_id": "u", "scope": "dm", "created_at": 1.75e9 + start + i, "kind": "exchange"})
+                 for i in range(n)]
+        entry.append(items, vectors[start:start + n])
+    print(f"{args.size:,} items, {len(entry.keywords._docs):,} distinct terms", flush=True)
+    alive = entry._alive[: len(entry.ids)]
+    listed = np.flatnonzero(alive).tolist()
+    held("keywords.state", lambda: entry.keywords.state(alive))
+    held("items.packed", lambda: entry.items.packed(listed))
+    columns = held("columns (whole)", entry.columns)
+    assert isinstance(columns, dict)
+    with tempfile.TemporaryDirectory() as tmp:
+        snapshots = Snapshots(tmp, embedder="probe")
+        held("Snapshots.save (whole: savez, fsync, rename)", lambda: snapshots.save("u", columns, "t", 0))
+        held("Snapshots.load", lambda: snapshots.load("u", 1))
+
+
+if __name__ == "__main__":
+    main()
