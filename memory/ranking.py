@@ -105,6 +105,12 @@ def _light_stem(word: str) -> str:
 
 # A PyStemmer Stemmer must not be shared between threads (searches run on worker threads).
 _stemmers = threading.local()
+# PyStemmer caches the stems of up to 10,000 words per stemmer by default, one stemmer per
+# thread here, counted in no bound of ours; on chat text the cache saved no time, on words
+# that never repeat (names, numbers) it made stemming several times slower (the Python-level
+# cache and its purges cost more than Snowball's C stemmer): bench/stem_cache_bench.py and
+# bench/README.md. So no cache.
+STEM_CACHE_WORDS = 0
 
 
 def _snowball_stem(word: str) -> str:
@@ -113,7 +119,7 @@ def _snowball_stem(word: str) -> str:
         return word
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
-        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+        stemmer = _stemmers.english = Stemmer.Stemmer("english", STEM_CACHE_WORDS)
     return stemmer.stemWord(word)
 
 
