@@ -105,11 +105,11 @@ def _light_stem(word: str) -> str:
 
 # A PyStemmer Stemmer must not be shared between threads (searches run on worker threads).
 _stemmers = threading.local()
-# PyStemmer caches the stems of up to 10,000 words per stemmer by default, one stemmer per
-# thread here, counted in no bound of ours; on chat text the cache saved no time, on words
-# that never repeat (names, numbers) it made stemming several times slower (the Python-level
-# cache and its purges cost more than Snowball's C stemmer): bench/stem_cache_bench.py and
-# bench/README.md. So no cache.
+# PyStemmer caches the stems of up to 10,000 words per stemmer by default (one stemmer per
+# thread here), memory counted in no bound of ours. On chat text the cache saved a fraction
+# of a microsecond a word; on words that never repeat (names, numbers) its bookkeeping and
+# purges made stemming several times slower (bench/stem_cache_bench.py, bench/README.md).
+# So no cache: Snowball's C stemmer is fast enough on its own.
 STEM_CACHE_WORDS = 0
 
 
