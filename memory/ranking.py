@@ -105,6 +105,12 @@ def _light_stem(word: str) -> str:
 
 # A PyStemmer Stemmer must not be shared between threads (searches run on worker threads).
 _stemmers = threading.local()
+# PyStemmer caches the stems of up to 10,000 words per stemmer by default (one stemmer per
+# thread here), memory counted in no bound of ours. On chat text the cache saved a fraction
+# of a microsecond a word; on words that never repeat (names, numbers) its bookkeeping and
+# purges made stemming several times slower (bench/stem_cache_bench.py, bench/README.md).
+# So no cache: Snowball's C stemmer is fast enough on its own.
+STEM_CACHE_WORDS = 0
 
 
 def _snowball_stem(word: str) -> str:
@@ -113,7 +119,7 @@ def _snowball_stem(word: str) -> str:
         return word
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
-        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+        stemmer = _stemmers.english = Stemmer.Stemmer("english", STEM_CACHE_WORDS)
     return stemmer.stemWord(word)
 
 

@@ -2,8 +2,9 @@
 process whose PYTHONPATH holds this folder (`BotProcess(probe=True)` puts it there), active
 only under its environment variables; the product holds none of this.
 
-    CHAOS_TRACEMALLOC=<folder>  trace allocations (10 frames) and dump a snapshot to
-                                <folder>/snap-<pid>-<n>.tracemalloc on each SIGUSR1
+    CHAOS_TRACEMALLOC=<folder>  trace allocations (10 frames) from the first SIGUSR1 on, and
+                                on each SIGUSR1 dump a snapshot to
+                                <folder>/snap-<pid>-<n>.tracemalloc
     CHAOS_GC_LOG=<seconds>      print each garbage collection that took at least that long
                                 (its generation, duration, objects collected, and the objects
                                 the collector tracks, by type) to stderr
@@ -45,11 +46,15 @@ from pathlib import Path
 
 
 def _start_tracing(folder: Path) -> None:
+    """Tracing starts at the first SIGUSR1 (after start-up: tracing the imports slowed the start
+    past the bench's connect timeout on a busy machine), so that snapshot is empty and the
+    others hold what was allocated since, and still lives."""
     folder.mkdir(parents=True, exist_ok=True)
-    tracemalloc.start(10)
     counter = itertools.count()
 
     def dump(_signum: int, _frame: object) -> None:
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(10)
         tracemalloc.take_snapshot().dump(str(folder / f"snap-{os.getpid()}-{next(counter)}.tracemalloc"))
 
     signal.signal(signal.SIGUSR1, dump)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -64,6 +65,23 @@ def test_the_light_stemmer_and_no_stemming_remain_as_variants() -> None:
     assert make_tokenizer(stop_words=False)("the cat") == ["the", "cat"]
     with pytest.raises(ValueError, match="stemming"):
         make_tokenizer("porter")
+
+
+def test_tokenizing_words_that_never_repeat_keeps_nothing_of_them() -> None:
+    """Each question of a busy server brings new words (names, numbers): memory held after
+    tokenizing them must not grow with how many there were (PyStemmer's cache, on by default,
+    kept 10,000 of them per thread)."""
+    tokenize("warm up the stemmer of this thread")
+    texts = [f"asked q{n} about item{n}" for n in range(20_000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for text in texts:
+            tokenize(text)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 50_000  # 40,000 distinct words: a cache of them is megabytes
 
 
 def test_tokenize_is_safe_from_many_threads() -> None:
