@@ -157,6 +157,7 @@ async def test_a_failing_model_gives_one_clear_sentence_and_the_bot_keeps_servin
     served = await answer(world, await world.dc.user_says(world.general, world.alice, "hello again?",
                                                           mention_bot=True))
     assert served.content == "back again"
+    assert await running.pipeline.tracker.wait_idle(10)  # the reply is shown before its turn is stored
     buffered = [m.content for m in await running.runtime.buffer.recent(world.general)]
     assert buffered == ["hello again?", "back again"]  # the failed turn left nothing behind
 

@@ -72,11 +72,12 @@ async def test_a_discord_mention_is_answered_through_an_http_mcp_tool_and_trace_
         world: World, run_bot, fake: FakeOpenAI, tmp_path: Path, protocol: str) -> None:
     async with McpHttpServer() as http:
         config = write_config(tmp_path, remote={"url": http.url})
-        await run_bot(MCP_CONFIG=config, LLM_PROTOCOL=protocol)
+        running = await run_bot(MCP_CONFIG=config, LLM_PROTOCOL=protocol)
         script_a_call(fake, protocol, "remote__add", {"a": 19, "b": 23}, "19 + 23 = 42")
         asked = await world.dc.user_says(world.general, world.alice, "19 plus 23?", mention_bot=True)
         answered = await answer(world, asked)
         assert answered.content == "19 + 23 = 42"
+        assert await running.pipeline.tracker.wait_idle(10)  # the reply is shown before its trace is stored
         assert "remote__add" in offered_tools(fake.requests[0], protocol)
         inter = await world.dc.invoke_command(world.general, world.alice, "trace")
         await world.dc.wait_for(lambda: final_answers(inter))
