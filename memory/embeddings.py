@@ -105,8 +105,8 @@ class LocalEmbedder:
     `runtime` is "onnx" (the model's graph run by ONNX Runtime; torch, with a warning, if
     exporting the graph fails) or "torch". `threads` sets the intra-op threads, idle ones
     sleeping instead of spinning against the event loop. The default is 1 for ONNX Runtime,
-    which ran both a query and a batch faster on one thread than on two on the 2-core target,
-    and leaves the other core to the event loop (bench/embedding_bench.py); for torch it is
+    which ran a query as fast and a batch faster on one thread than on two on the 2-core
+    target, and leaves the other core to the event loop (bench/embedding_bench.py); for torch it is
     min(2, CPU count), process-wide. `batch_size` bounds one forward pass.
     """
 
