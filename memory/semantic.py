@@ -523,7 +523,8 @@ class UserMemory:
     async def _settle(self, idle_s: float) -> list[Future[None] | None]:
         """Settle the users idle for `idle_s` (new tokens, marks removed); their cached items
         take the new token when this process is the only writer (an embedded Chroma), and those
-        with `snapshot_after` items not in their snapshot get it rewritten (the saves started)."""
+        with `snapshot_after` items not in their snapshot, or whose snapshot kept no token, get it
+        rewritten (the saves started)."""
         tokens = self._tokens
         if tokens is None or self._pool.closed:
             return []
