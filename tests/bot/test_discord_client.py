@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from bot.config import load_settings
+from bot.config import Settings, load_settings
 from bot.discord_app import create_bot
 from bot.discord_app.interactions import NOT_ALLOWED
 from bot.errors import sentence_for
@@ -209,8 +209,19 @@ async def test_shard_settings_run_the_named_shard_and_serve_its_guilds(
 async def test_closing_before_ready_leaves_no_task_to_fail_after_the_close(
         world: World, env: dict[str, str]) -> None:
     failures: list[dict[str, object]] = []
-    asyncio.get_running_loop().set_exception_handler(lambda _loop, context: failures.append(context))
+    loop = asyncio.get_running_loop()
+    before = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: failures.append(context))
     settings = load_settings({**env, "DISCORD_TOKEN": world.dc.token, "DISCORD_API_BASE_URL": world.dc.api_base})
+    try:
+        await _serve_and_close_before_ready(world, settings)
+    finally:
+        loop.set_exception_handler(before)
+
+    assert [str(f.get("exception") or f.get("message")) for f in failures] == []
+
+
+async def _serve_and_close_before_ready(world: World, settings: Settings) -> None:
     async with Runtime(settings) as runtime:
         bot = create_bot(runtime.services, settings, guild_ready_timeout=0.5)
         connected = asyncio.Event()
@@ -227,5 +238,3 @@ async def test_closing_before_ready_leaves_no_task_to_fail_after_the_close(
         await asyncio.gather(serving, return_exceptions=True)  # its reconnect may meet the closed session
         await asyncio.sleep(1.0)  # past the moment `ready` would have been dispatched
         gc.collect()
-
-    assert [str(f.get("exception") or f.get("message")) for f in failures] == []
