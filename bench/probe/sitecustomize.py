@@ -12,6 +12,8 @@ only under its environment variables; the product holds none of this.
                                 thread's stack every 5 ms to stderr ("stall-sample" lines), and
                                 when each gateway heartbeat's thread woke and its send ran
                                 ("beat-probe" lines)
+    CHAOS_STALL_THREADS=1       with it, also every other busy thread's stack at each sample
+                                ("stall-thread" lines: who runs while the loop waits)
     CHAOS_MEMSTATS=<file>       on each SIGUSR2 append one JSON line to <file>: this process's
                                 RSS, glibc heap (mallinfo2 and malloc_info), the collector's
                                 objects by type (its lists by length and first item, and the
@@ -101,7 +103,24 @@ def _time_heartbeats(gateway: types.ModuleType) -> None:
     handler.get_payload, ws.send_heartbeat = timed_payload, timed_send
 
 
-def _sample_stalls(after_s: float) -> None:
+def _print_other_threads(stall: int, loop_ident: int) -> None:
+    """The other threads' stacks (innermost 7 frames) but those idle in a wait or the sampler:
+    "stall-thread <stall> <name> <frames>"."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        if ident in (loop_ident, threading.get_ident()):
+            continue
+        frames = []
+        while frame is not None and len(frames) < 7:
+            code = frame.f_code
+            frames.append(f"{'/'.join(code.co_filename.split('/')[-2:])}:{code.co_name}:{frame.f_lineno}")
+            frame = frame.f_back
+        if frames and not frames[0].startswith(("python3.11/threading.py:wait", "python3.11/queue.py:get",
+                                                "futures/thread.py:_worker")):
+            print(f"stall-thread {stall} {names.get(ident, ident)} {' < '.join(frames)}", file=sys.stderr)
+
+
+def _sample_stalls(after_s: float, every_thread: bool) -> None:
     """A ticker on the main thread's event loop notes each run; a sampler thread, every 5 ms
     while the loop has not ticked for `after_s`, prints the loop thread's stack (innermost
     first, up to the running callback) to stderr: "stall-sample <stall> <age_ms> <frames>".
@@ -134,6 +153,8 @@ def _sample_stalls(after_s: float) -> None:
                 frame = frame.f_back
             print(f"stall-sample {stall} {age * 1000:.0f} {time.monotonic():.3f} {' < '.join(frames) or '(idle)'}",
                   file=sys.stderr)
+            if every_thread:
+                _print_other_threads(stall, ident)
 
     def ticking_run_forever(self: asyncio.base_events.BaseEventLoop) -> None:
         if threading.current_thread() is threading.main_thread():
@@ -145,7 +166,7 @@ def _sample_stalls(after_s: float) -> None:
 
 
 if _stall := os.environ.pop("CHAOS_STALL_SAMPLE", None):
-    _sample_stalls(float(_stall))
+    _sample_stalls(float(_stall), os.environ.pop("CHAOS_STALL_THREADS", "") == "1")
 class _Mallinfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in
                 ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
