@@ -43,6 +43,7 @@ __all__ = ["ALLOWED_MENTIONS", "ReactBot", "ShardedReactBot", "create_bot", "int
 
 log = logging.getLogger(__name__)
 
+UNKNOWN_INTERACTION = 10062  # Discord's JSON error code for an expired or unknown interaction
 ALLOWED_MENTIONS = discord.AllowedMentions(everyone=False, roles=False, users=False, replied_user=True)
 
 
@@ -86,8 +87,14 @@ class ReactCommandTree(app_commands.CommandTree):
             log.info("/%s: a channel option not of this server: %s", name, error)  # a person's mistake
             await tell(interaction, NOT_THIS_SERVERS_CHANNEL)
             return
-        log.error("/%s failed", name, exc_info=error)
         cause = getattr(error, "original", error)
+        if isinstance(cause, discord.NotFound) and cause.code == UNKNOWN_INTERACTION:
+            # acknowledged after Discord's 3 s (a busy bot), or answered after the token's 15
+            # minutes: nothing more can be sent to this interaction, and it is no bug of ours
+            log.warning("/%s from user %s: Discord no longer knows the interaction (acknowledged after its 3 s, "
+                        "or answered after its 15 min): not answered", name, interaction.user.id)
+            return
+        log.error("/%s failed", name, exc_info=error)
         kind = "memory_unavailable" if isinstance(cause, MemoryStoreError) else "internal"
         await tell(interaction, sentence_for(kind))
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
+
+import pytest
 
 from bot.config import Settings, load_settings
 from bot.discord_app import create_bot
@@ -169,6 +172,21 @@ async def test_a_failed_acknowledgement_is_retried_with_the_error_sentence(
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="show")
     callback = await world.dc.wait_for_response(inter, "callback")
     assert callback.json["data"]["content"] == sentence_for("internal")
+
+
+async def test_an_ask_acknowledged_after_discords_deadline_is_one_warning_line_and_no_turn(
+        world: World, run_bot, fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    await run_bot()
+    world.dc.interaction_deadline_s = 0.0  # every acknowledgement arrives too late (a busy bot)
+    with caplog.at_level(logging.WARNING):
+        inter = await world.dc.invoke_command(world.general, world.alice, "ask", {"question": "q"})
+        await world.dc.wait_for(lambda: any("no longer knows the interaction" in r.getMessage()
+                                            for r in caplog.records))
+    [refused] = world.dc.interaction_responses(inter.id)
+    assert refused.status == 404 and not inter.acknowledged  # nothing more was tried on it
+    [line] = [r for r in caplog.records if r.name.startswith("bot.")]
+    assert line.levelno == logging.WARNING and line.exc_info is None and world.alice in line.getMessage()
+    assert fake.requests == []  # no turn was run for a question nobody can be answered on
 
 
 async def test_a_store_failure_inside_a_command_is_answered(world: World, run_bot, fake: FakeOpenAI) -> None:
