@@ -184,8 +184,9 @@ async def test_an_ask_acknowledged_after_discords_deadline_is_one_warning_line_a
                                             for r in caplog.records))
     [refused] = world.dc.interaction_responses(inter.id)
     assert refused.status == 404 and not inter.acknowledged  # nothing more was tried on it
-    [line] = [r for r in caplog.records if r.name.startswith("bot.")]
+    [line] = [r for r in caplog.records if r.name == "bot.discord_app.client"]
     assert line.levelno == logging.WARNING and line.exc_info is None and world.alice in line.getMessage()
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     assert fake.requests == []  # no turn was run for a question nobody can be answered on
 
 
