@@ -103,6 +103,17 @@ def _time_heartbeats(gateway: types.ModuleType) -> None:
     handler.get_payload, ws.send_heartbeat = timed_payload, timed_send
 
 
+def _stack(frame: types.FrameType | None, *, until: str = "", limit: int = 1_000) -> list[str]:
+    """A thread's frames, innermost first, as "folder/file:function:line", up to (not with) the
+    frame of function `until` and at most `limit` of them."""
+    frames = []
+    while frame is not None and frame.f_code.co_name != until and len(frames) < limit:
+        code = frame.f_code
+        frames.append(f"{'/'.join(code.co_filename.split('/')[-2:])}:{code.co_name}:{frame.f_lineno}")
+        frame = frame.f_back
+    return frames
+
+
 def _print_other_threads(stall: int, loop_ident: int) -> None:
     """The other threads' stacks (innermost 7 frames) but those idle in a wait or the sampler:
     "stall-thread <stall> <name> <frames>"."""
@@ -110,11 +121,7 @@ def _print_other_threads(stall: int, loop_ident: int) -> None:
     for ident, frame in sys._current_frames().items():
         if ident in (loop_ident, threading.get_ident()):
             continue
-        frames = []
-        while frame is not None and len(frames) < 7:
-            code = frame.f_code
-            frames.append(f"{'/'.join(code.co_filename.split('/')[-2:])}:{code.co_name}:{frame.f_lineno}")
-            frame = frame.f_back
+        frames = _stack(frame, limit=7)
         if frames and not frames[0].startswith(("python3.11/threading.py:wait", "python3.11/queue.py:get",
                                                 "futures/thread.py:_worker")):
             print(f"stall-thread {stall} {names.get(ident, ident)} {' < '.join(frames)}", file=sys.stderr)
@@ -145,12 +152,7 @@ def _sample_stalls(after_s: float, every_thread: bool) -> None:
                 continue
             if not in_stall:
                 stall, in_stall = stall + 1, True
-            frame = sys._current_frames().get(ident)
-            frames = []
-            while frame is not None and frame.f_code.co_name != "_run":
-                code = frame.f_code
-                frames.append(f"{'/'.join(code.co_filename.split('/')[-2:])}:{code.co_name}:{frame.f_lineno}")
-                frame = frame.f_back
+            frames = _stack(sys._current_frames().get(ident), until="_run")
             print(f"stall-sample {stall} {age * 1000:.0f} {time.monotonic():.3f} {' < '.join(frames) or '(idle)'}",
                   file=sys.stderr)
             if every_thread:

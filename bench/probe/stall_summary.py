@@ -1,5 +1,5 @@
 """Probe: one line per event-loop stall from a run made with `bench/probe/sitecustomize.py`'s
-`CHAOS_STALL_SAMPLE` (and `CHAOS_STALL_THREADS=1`, `CHAOS_GC_LOG`): its longest age, the last
+`CHAOS_STALL_SAMPLE` (and `CHAOS_STALL_THREADS=1`): its longest age, the last
 line the program printed before it, the loop thread's commonest stacks and the other busy
 threads'. Not part of the product or of the bench's figures: a diagnosis tool.
 
@@ -20,7 +20,6 @@ class Stall:
     longest_ms: int = 0
     loop: Counter[str] = field(default_factory=Counter)
     others: Counter[str] = field(default_factory=Counter)
-    collections: list[str] = field(default_factory=list)
 
 
 def main() -> None:
@@ -39,10 +38,7 @@ def main() -> None:
             elif other := re.match(r"stall-thread (\d+) (\S+) (.*)", line):
                 if int(other[1]) in stalls:
                     stalls[int(other[1])].others[f"{other[2]}: {other[3][:170]}"] += 1
-            elif " gc: generation" in line:
-                if stalls:
-                    stalls[max(stalls)].collections.append(line.strip()[:140])
-            elif line.strip() and not line.startswith(("beat-probe", "#")):
+            elif line.strip() and not line.startswith(("beat-probe", "#")) and " gc: generation" not in line:
                 printed = line.strip()[:90]
     for number, stall in stalls.items():
         if stall.longest_ms < args.at_least:
@@ -52,8 +48,6 @@ def main() -> None:
             print(f"   loop   {count:4d}x {stack}")
         for stack, count in stall.others.most_common(3):
             print(f"   other  {count:4d}x {stack}")
-        for collection in stall.collections[:2]:
-            print(f"   {collection}")
 
 
 if __name__ == "__main__":
