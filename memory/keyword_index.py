@@ -44,6 +44,18 @@ _TERM_BYTES = 360
 _POSTING_BYTES = 12  # a row number (int32) and a term frequency (float64)
 
 
+_JOIN_TERMS = 4096  # terms' postings per numpy join: one join holds the GIL for as long as it runs
+
+
+def _joined(parts: list[array[int] | array[float] | np.ndarray], dtype: type) -> np.ndarray:
+    """The postings arrays one after another, joined a few thousand at a time."""
+    if not parts:
+        return np.zeros(0, dtype)
+    chunks = [np.concatenate([np.frombuffer(p, dtype=dtype) for p in parts[start:start + _JOIN_TERMS]])
+              for start in range(0, len(parts), _JOIN_TERMS)]
+    return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+
+
 class KeywordIndex:
     """Okapi BM25 (k1, b) over rows 0..n-1; `scores(query, mask)` gives the matching rows."""
 
@@ -83,24 +95,25 @@ class KeywordIndex:
     def state(self, keep: np.ndarray) -> dict[str, np.ndarray]:
         """The postings of the rows `keep` marks (a boolean array over rows), renumbered 0..m-1
         in order, as flat arrays: `lengths`, `terms` (str), `counts` (postings per term), and
-        `docs` and `tfs` (every term's postings, one term after another)."""
+        `docs` and `tfs` (every term's postings, one term after another). Every term's postings
+        are joined into one array first and filtered there with numpy: a heavy user has tens of
+        thousands of terms, and filtering them one by one was Python for each term."""
         keep = np.asarray(keep[: len(self._lengths)], bool)
         renumbered = np.cumsum(keep) - 1
-        terms, counts, docs, tfs = [], [], [], []
-        for term, found in self._docs.items():
-            rows = np.frombuffer(found, dtype=np.int32)
-            kept = keep[rows]
-            if kept.any():
-                terms.append(term)
-                counts.append(int(np.count_nonzero(kept)))
-                docs.append(renumbered[rows[kept]].astype(np.int32))
-                tfs.append(np.frombuffer(self._tfs[term], dtype=np.float64)[kept])
+        terms = list(self._docs)
+        docs = _joined([self._docs[t] for t in terms], np.int32)
+        tfs = _joined([self._tfs[t] for t in terms], np.float64)
+        sizes = np.fromiter((len(self._docs[t]) for t in terms), np.int64, len(terms))
+        kept = keep[docs]
+        # postings kept per term (each term has at least one posting, so no slice is empty)
+        counts = np.add.reduceat(kept.astype(np.int64), np.cumsum(sizes) - sizes) if len(terms) else sizes
+        present = counts > 0
         return {
             "lengths": np.frombuffer(self._lengths, dtype=np.float64)[keep].copy(),
-            "terms": np.array(terms, dtype=str),
-            "counts": np.array(counts, dtype=np.int64),
-            "docs": np.concatenate(docs) if docs else np.zeros(0, np.int32),
-            "tfs": np.concatenate(tfs) if tfs else np.zeros(0, np.float64),
+            "terms": np.array([t for t, p in zip(terms, present.tolist(), strict=True) if p], dtype=str),
+            "counts": counts[present],
+            "docs": renumbered[docs[kept]].astype(np.int32),
+            "tfs": tfs[kept],
         }
 
     @classmethod

@@ -7,8 +7,8 @@ that row is read (a search reads its top k, a list reads the scope). So a user's
 arrays and bytes per segment, not an object and a dict per item: nothing the garbage collector
 walks grows with the items (a full collection over tens of thousands of items' objects, run on
 whichever thread allocates, held the GIL for about 100 ms; bench/README.md, "One heavy user").
-`packed(rows)` gives the blobs of some rows again (for the next snapshot), copying the rows'
-bytes without decoding them. Not thread-safe by itself.
+`packed(rows)` gives the blobs of some rows again (for the next snapshot), cutting the rows'
+bytes out of the segments with numpy, without decoding them. Not thread-safe by itself.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -110,14 +110,45 @@ class PackedItems:
                                        np.frombuffer(b"".join(metas), np.uint8), _ends(metas)))
         self._ids.extend(item.id for item in items)
 
-    def packed(self, rows: Sequence[int]) -> dict[str, np.ndarray]:
-        """The texts and metadata of `rows`, in that order, as blobs and end offsets:
-        `texts`, `text_ends`, `metas`, `meta_ends`."""
-        texts: list[bytes] = []
-        metas: list[bytes] = []
-        for row in rows:
-            text, meta = self._bytes(row)
-            texts.append(text)
-            metas.append(meta)
-        return {"texts": np.frombuffer(b"".join(texts), np.uint8), "text_ends": _ends(texts),
-                "metas": np.frombuffer(b"".join(metas), np.uint8), "meta_ends": _ends(metas)}
+    def packed(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+        """The texts and metadata of `rows` (ascending), in that order, as blobs and end offsets:
+        `texts`, `text_ends`, `metas`, `meta_ends`. Each segment's share is cut out of its blobs
+        with a few numpy calls, not row by row (a snapshot of 50,000 rows took 150-270 ms of
+        Python row by row, holding the GIL against the event loop)."""
+        wanted = np.asarray(rows, np.int64)
+        if len(wanted) > 1 and bool(np.any(np.diff(wanted) <= 0)):
+            raise ValueError("packed items: rows must be ascending and distinct")
+        if len(wanted) and not 0 <= int(wanted[0]) <= int(wanted[-1]) < len(self):
+            raise IndexError(f"packed items: rows outside 0..{len(self) - 1}")
+        texts: list[np.ndarray] = []
+        text_lengths: list[np.ndarray] = []
+        metas: list[np.ndarray] = []
+        meta_lengths: list[np.ndarray] = []
+        bounds = np.searchsorted(wanted, np.array([*self._starts, len(self)], np.int64))
+        for segment, lo, hi in zip(self._segments, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            if hi == lo:
+                continue
+            local = wanted[lo:hi] - segment.start
+            for blob, ends, blobs, lengths in ((segment.texts, segment.text_ends, texts, text_lengths),
+                                               (segment.metas, segment.meta_ends, metas, meta_lengths)):
+                cut, sizes = _cut(blob, ends, local)
+                blobs.append(cut)
+                lengths.append(sizes)
+        return {"texts": _joined(texts, np.uint8), "text_ends": np.cumsum(_joined(text_lengths, np.int64)),
+                "metas": _joined(metas, np.uint8), "meta_ends": np.cumsum(_joined(meta_lengths, np.int64))}
+
+
+def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+def _cut(blob: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of `rows` (ascending, counted from the segment's start) out of one segment's
+    blob with its rows' end offsets, one after another, and each row's length."""
+    starts = np.concatenate([np.zeros(1, np.int64), ends[:-1]])[rows]
+    sizes = ends[rows] - starts
+    if len(rows) == len(ends):  # every row of the segment: the blob as it is
+        return blob, sizes
+    # byte i of the output is blob[start of its row + its offset within the row]
+    offsets = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
+    return blob[offsets + np.arange(len(offsets), dtype=np.int64)], sizes

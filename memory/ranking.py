@@ -113,18 +113,24 @@ _stemmers = threading.local()
 STEM_CACHE_WORDS = 0
 
 
-def _snowball_stem(word: str) -> str:
+def _snowball_stems(words: list[str]) -> list[str]:
     """Snowball's English (Porter2) stemmer for ASCII words; other scripts are left alone."""
-    if not word.isascii():
-        return word
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
         stemmer = _stemmers.english = Stemmer.Stemmer("english", STEM_CACHE_WORDS)
-    return stemmer.stemWord(word)
+    if all(map(str.isascii, words)):
+        return stemmer.stemWords(words)  # one call for the text's words, not one per word
+    return [stemmer.stemWord(w) if w.isascii() else w for w in words]
 
 
 def _clean(text: str) -> str:
     """NFKC-normalize, case-fold and drop format characters (zero-width, bidi marks)."""
+    if text.isascii():  # NFKC leaves ASCII as it is, case-folds it as lower() does, and it has no format character
+        return text.lower().replace("'", "")
+    return _clean_unicode(text)
+
+
+def _clean_unicode(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf").replace("'", "").replace("’", "")
 
@@ -134,13 +140,15 @@ def make_tokenizer(stemming: str = "snowball", *, stop_words: bool = True) -> Ca
     ("snowball", "light" suffix stripping, or "none")."""
     if stemming not in STEMMINGS:
         raise ValueError(f"stemming must be one of {', '.join(STEMMINGS)}: {stemming!r}")
-    stem = {"snowball": _snowball_stem, "light": _light_stem, "none": str}[stemming]
+    stems: Callable[[list[str]], list[str]] = {
+        "snowball": _snowball_stems, "light": lambda words: [_light_stem(w) for w in words], "none": list,
+    }[stemming]
     stop = STOP_WORDS if stop_words else frozenset()
 
     def words_of(text: str) -> list[str]:
         if not text:
             return []
-        return [stem(w) for w in _WORD.findall(_clean(text)) if w not in stop]
+        return stems([w for w in _WORD.findall(_clean(text)) if w not in stop])
 
     return words_of
 

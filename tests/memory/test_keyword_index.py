@@ -110,6 +110,19 @@ def test_a_state_of_kept_rows_scores_as_an_index_built_from_those_rows_alone() -
     assert scores(restored, "cat") == {}
 
 
+def test_a_state_of_a_restored_index_grown_since_scores_as_one_built_from_its_kept_rows() -> None:
+    texts = ["sailing to Oslo", "my cat likes tuna", "sailing boat repairs", "tuna salad", "oslo tuna boat"]
+    index = KeywordIndex.from_state(index_of(*texts[:3]).state(np.ones(3, bool)))  # terms held as views
+    index.add(3, texts[3])
+    index.add(4, texts[4])  # "tuna" and "boat" now join restored postings
+    keep = np.array([False, True, True, False, True])
+
+    restored = KeywordIndex.from_state(index.state(keep))
+    rebuilt = index_of(texts[1], texts[2], texts[4])
+    for query in ("sailing tuna", "boat", "oslo", "salad"):
+        assert scores(restored, query) == pytest.approx(scores(rebuilt, query))
+
+
 def test_a_state_whose_arrays_do_not_fit_together_is_refused() -> None:
     state = index_of("sailing to Oslo", "sailing home").state(np.ones(2, bool))
     state["docs"] = state["docs"] + 5  # postings pointing past the last row

@@ -131,3 +131,47 @@ def test_columns_of_more_rows_than_one_copy_takes_keep_every_live_vector_and_id_
     assert columns["ids"].tolist() == [f"id{n}" for n in kept]
     assert np.array_equal(columns["matrix"], vectors[kept])
     assert np.array_equal(entry.matrix, vectors)
+
+
+def segmented(count: int) -> tuple[PackedItems, list[StoredItem]]:
+    """Items packed in segments of every kind: single adds merged into small ones, then bulk."""
+    expected = [numbered(n) for n in range(count)]
+    items = PackedItems()
+    for item in expected[:300]:
+        items.extend([item])
+    for start in range(300, count, 400):
+        items.extend(expected[start:start + 400])
+    return items, expected
+
+
+def test_any_ascending_rows_pack_to_the_bytes_of_those_rows_in_order() -> None:
+    items, expected = segmented(1500)
+    rng = np.random.default_rng(11)
+    for share in (0.0, 0.01, 0.5, 0.99, 1.0):
+        rows = np.flatnonzero(rng.random(len(expected)) < share)
+        restored = PackedItems([expected[r].id for r in rows], **items.packed(rows))
+        assert [restored[n] for n in range(len(rows))] == [expected[r] for r in rows]
+
+
+def test_rows_out_of_order_twice_or_out_of_range_are_refused_by_packed() -> None:
+    items, _ = segmented(400)
+    for rows in ([3, 2], [5, 5]):
+        with pytest.raises(ValueError):
+            items.packed(rows)
+    for rows in ([400], [-1, 3]):
+        with pytest.raises(IndexError):
+            items.packed(rows)
+
+
+def test_columns_of_a_user_with_every_row_alive_stay_as_they_were_while_the_user_grows() -> None:
+    entry = entry_of(ITEMS[:2])
+    columns = entry.columns()
+    entry.append([ITEMS[2]], np.full((1, 4), 9, np.float32))  # the matrix is moved to a larger one
+    entry.append([numbered(n) for n in range(20)], np.full((20, 4), 7, np.float32))
+
+    assert not columns["matrix"].flags.writeable
+    assert np.array_equal(columns["matrix"], np.eye(2, 4, dtype=np.float32))
+    restored = UserItems.from_columns(1, columns)
+    restored.append([ITEMS[2]], np.full((1, 4), 5, np.float32))
+    assert np.array_equal(columns["matrix"], np.eye(2, 4, dtype=np.float32))  # not written through
+    assert np.array_equal(entry.matrix[:2], np.eye(2, 4, dtype=np.float32))

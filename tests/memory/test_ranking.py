@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from memory import ranking
 from memory.ranking import (
     DEFAULT_CONFIG,
     QueryPlan,
@@ -52,6 +53,12 @@ def test_tokenize_drops_zero_width_and_bidi_characters() -> None:
 
 def test_tokenize_stems_english_words_and_leaves_other_scripts_alone() -> None:
     assert tokenize("Ich wohne in Köln, 東京 tokyo") == ["ich", "wohn", "köln", "東京", "tokyo"]
+
+
+def test_ascii_text_tokenizes_as_the_full_unicode_normalization_would() -> None:
+    ascii_text = "".join(chr(c) for c in range(128)) + " It's DON'T Priya's 42nd"
+    assert ranking._clean(ascii_text) == ranking._clean_unicode(ascii_text)
+    assert tokenize("Priya's SALSA-lessons") == tokenize("Priya’s SALSA-lessons​")  # ASCII and not
 
 
 def test_snowball_stemming_joins_the_forms_of_a_verb() -> None:
