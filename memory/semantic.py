@@ -360,7 +360,7 @@ class UserMemory:
         finally:
             self._end_writes(hold)
         if updates:
-            self._free_later(self._cache.trim())
+            self._free_later(self._cache.resized(user_id for user_id, *_ in updates))
             for user_id in by_user:
                 entry = self._cache.peek(user_id)
                 if entry is not None and entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
@@ -610,7 +610,7 @@ class UserMemory:
                     raise
                 if user_id in erased:
                     self._snapshot_later(user_id, entry)
-            self._free_later(self._cache.trim())
+            self._free_later(self._cache.resized(touched))
 
     def _apply(self, user_id: str, entry: UserItems, changes: list[Change]) -> None:
         """Another process's writes of one cached user, in order (worker thread)."""
