@@ -32,11 +32,12 @@ def bot_lines(path: Path) -> list[dict[str, Any]]:
 def row(n: int, line: dict[str, Any]) -> str:
     kinds = {kind: figures["rss_kb"] / 1024 for kind, figures in line["smaps"].items()}
     glibc, objects = line["malloc_all"], line["obmalloc"]
-    tops = sum(heap["top"] for heap in glibc["heaps"])
+    heaps = glibc.get("heaps", [])   # older lines have neither the arenas one by one nor their tops
+    tops = f"{sum(heap['top'] for heap in heaps) / MB:5.1f}" if heaps and "top" in heaps[0] else "    -"
     trimmed = f"{line['rss_kb_after_trim'] / 1024:6.1f}" if "rss_kb_after_trim" in line else "     -"
     return (f"{n:5d} {line['rss_kb']['VmRSS'] / 1024:6.1f} | {kinds.get('heap', 0):5.1f} {kinds.get('arena', 0):5.1f} "
             f"{kinds.get('anon', 0):5.1f} {kinds.get('file', 0):5.1f} | {glibc['system'] / MB:5.1f} "
-            f"{glibc['free'] / MB:5.1f} {tops / MB:5.1f} {glibc['mmap'] / MB:5.1f} | {objects['arenas']:4d} "
+            f"{glibc['free'] / MB:5.1f} {tops} {glibc['mmap'] / MB:5.1f} | {objects['arenas']:4d} "
             f"{objects['allocated'] / MB:5.1f} | {line['sqlite'].get('used', 0) / MB:5.2f} {line['threads']:3d} | {trimmed}")
 
 
