@@ -4,19 +4,18 @@ glibc serves a block of at least `M_MMAP_THRESHOLD` (128 KiB at start) with its 
 back when it is freed, and trims an arena's free end (its "top") once that end exceeds
 `M_TRIM_THRESHOLD` (128 KiB). Both thresholds are dynamic by default: each time a mmapped block
 is freed, the mmap threshold rises to that block's size (up to 32 MiB) and the trim threshold to
-twice it. The bot's imports alone raise them (a freed block of 200 KiB); under load, larger freed
-blocks raise them further. From then on blocks of that size are carved from the arenas instead,
-and each of the bot's threads' arenas (aiosqlite's connections, the memory pool, asyncio's
-executor) keeps up to the raised trim threshold of free memory at its end, resident: a load run
-saw those arenas' RSS grow round after round for 40 rounds while the Python heap was flat, and
-`malloc_trim` does not help there (it trims the main arena's end only; bench/README.md, "RSS
+twice it. The bot's imports alone raise them (after them a 200 KiB block no longer gets its own
+mmap). From then on such blocks are carved from the arenas, and each arena glibc gives the
+bot's other threads keeps up to the raised trim threshold of free memory at its end, resident.
+Under load those arenas' RSS grew round after round while CPython's own allocator held the same,
+and `malloc_trim` does not help there: it trims the main arena's end only (bench/README.md, "RSS
 after warm-up: glibc's thresholds").
 
 `pin_malloc_thresholds()` sets both back to glibc's starting value with `mallopt`, which also
 ends their dynamic raising. An operator's own choice wins: with glibc's variables for them in
 the environment (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or a `GLIBC_TUNABLES`
 naming them) nothing is changed. Python has no binding for mallopt, hence ctypes; on a C library
-without it (musl, whose malloc has no such thresholds) nothing is done.
+without it (musl) nothing is done.
 
 Part of bot/: imports only the standard library.
 """
