@@ -242,20 +242,31 @@ async def _snapshot(world: World, folder: Path) -> None:
         await asyncio.sleep(0.1)
 
 
-async def _memstats(world: World) -> None:
-    """Every process of the bot's tree appends its memory figures (bench/probe) to the file."""
+async def _memstats(world: World, memstats: Path) -> None:
+    """Every process of the bot's tree appends its memory figures (bench/probe) to the file; wait
+    until each has (at most 10 s: a process not probed never writes)."""
     assert world.bot.proc is not None
+    lines = _line_count(memstats)
+    signalled = 0
     for pid in tree_pids(world.bot.proc.pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGUSR2)
-    await asyncio.sleep(3.0)
+            signalled += 1
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        if _line_count(memstats) >= lines + signalled:
+            return
+
+
+def _line_count(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 def _items_cache_mb(memstats: Path) -> list[float]:
     """The bot's items cache (what MEMORY_CACHE_MB bounds) after each round, from its memstats lines."""
     lines = [json.loads(line) for line in memstats.read_text().splitlines()]
-    return [line["containers"].get("ItemsCache.nbytes", 0) / 2**20 for line in lines
-            if "ItemsCache.nbytes" in line["containers"]]
+    return [line["containers"]["ItemsCache.nbytes"] / 2**20 for line in lines
+            if "ItemsCache.nbytes" in line.get("containers", {})]   # none without the object walk
 
 
 def _grade_heartbeats(world: World, report: LoadReport) -> None:
@@ -367,7 +378,7 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
             if tracemalloc_dir is not None:
                 await _snapshot(world, tracemalloc_dir)
             if memstats is not None:
-                await _memstats(world)
+                await _memstats(world, memstats)
         report.seconds = time.monotonic() - started
         report.rss_mb["end"] = samples[-1][1] if samples else 0.0
         report.rss_mb["peak"] = max((s for _, s in samples), default=0.0)
@@ -384,11 +395,11 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
 def summary(report: LoadReport) -> list[str]:
     """The part's printed lines (bench/chaos.py)."""
     rss = ", ".join(f"{k} {v:.0f} MB" for k, v in report.rss_mb.items())
-    rounds = "; ".join(f"{bot:.0f} / {tree:.0f}" for bot, tree in report.rss_rounds)
+    rounds = "; ".join(f"{bot:.1f} / {tree:.0f}" for bot, tree in report.rss_rounds)
     growth = report.rss_growth_per_round()
     late = report.late_rounds()
     trend = ("under 5 rounds: no trend" if growth is None else
-             f"bot {growth[0]:+.1f} MB, tree {growth[1]:+.1f} MB per round over rounds {late.start + 1}-{late.stop} "
+             f"bot {growth[0]:+.2f} MB, tree {growth[1]:+.2f} MB per round over rounds {late.start + 1}-{late.stop} "
              f"(least-squares slope)")
     lag = ", ".join(f"{s:.2f}" for s in report.bot_loop_lag_s) or "none"
     median = statistics.median(report.queued_ms) if report.queued_ms else 0.0

@@ -20,7 +20,17 @@ only under its environment variables; the product holds none of this.
                                 owners of the newest 300), and the length of every container
                                 attribute of the bot's and memory's own objects (kept by the
                                 Chroma worker too: not popped)
+                                Each line also holds what needs no object walk: the
+                                mappings of /proc/self/smaps summed by kind (glibc's main heap,
+                                its other arenas, thread stacks, other anonymous memory, files)
+                                and each anonymous mapping's RSS by address, CPython's object
+                                allocator (sys._debugmallocstats: its 1 MiB arenas and the bytes
+                                in blocks), SQLite's own malloc (sqlite3_memory_used) and the
+                                threads
     CHAOS_MEMSTATS_TRIM=1       with it, also malloc_trim(0) and the RSS after it
+    CHAOS_MEMSTATS_OBJECTS=0    with it, leave out the collector's walk (objects by type, lists,
+                                containers): seconds of the loop's time and a list of every
+                                object, allocated and freed, in each dump
 
 Slow event-loop callbacks need nothing here: PYTHONASYNCIODEBUG=1 makes asyncio log every
 callback over 100 ms (logger "asyncio", WARNING).
@@ -39,6 +49,7 @@ import os
 import re
 import signal
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -195,9 +206,12 @@ def _containers() -> dict[str, int]:
     return dict(sizes)
 
 
-def _malloc_info(libc: ctypes.CDLL) -> dict[str, int]:
-    """glibc's malloc_info over all arenas (mallinfo2 sees the main one only): arenas, bytes
-    taken from the system, bytes free inside them, bytes in mmapped chunks."""
+def _malloc_info(libc: ctypes.CDLL) -> dict[str, object]:
+    """glibc's malloc_info over all arenas (mallinfo2 sums them too): arenas, bytes taken from the
+    system, bytes free inside them, bytes in mmapped chunks; and per arena ("heaps", main first):
+    its bytes taken from the system now and at most, its free bytes in chunks under a page
+    (which malloc_trim cannot give back) and in larger ones, and its top chunk (the free end of
+    the arena: glibc counts it as free, and malloc_trim gives back only the main arena's)."""
     libc.fopen.restype = ctypes.c_void_p
     libc.malloc_info.argtypes = libc.fclose.argtypes = None
     where = f"/tmp/malloc-info-{os.getpid()}.xml"
@@ -210,45 +224,143 @@ def _malloc_info(libc: ctypes.CDLL) -> dict[str, int]:
     free = sum(int(n) for n in re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"', tail))
     mmap = re.search(r'<total type="mmap" count="\d+" size="(\d+)"', tail)
     current = re.search(r'<system type="current" size="(\d+)"', tail)
+    heaps = []
+    for heap in re.findall(r"<heap nr=\"\d+\">(.*?)</heap>", text, re.DOTALL):
+        chunks = [(int(low), int(total)) for low, total in
+                  re.findall(r'<(?:size|unsorted) from="(\d+)" to="\d+" total="(\d+)"', heap)]
+        system = dict(re.findall(r'<system type="(current|max)" size="(\d+)"', heap))
+        heap_free = sum(int(n) for n in re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"', heap))
+        small = sum(total for low, total in chunks if low < 4096)
+        large = sum(total for low, total in chunks if low >= 4096)
+        heaps.append({"current": int(system.get("current", 0)), "max": int(system.get("max", 0)),
+                      "free_small": small, "free_large": large, "top": heap_free - small - large})
     return {"arenas": text.count("<heap nr="), "system": int(current.group(1)) if current else 0,
-            "free": free, "mmap": int(mmap.group(1)) if mmap else 0}
+            "free": free, "mmap": int(mmap.group(1)) if mmap else 0, "heaps": heaps}
 
 
-def _memstats(path: str, trim: bool) -> None:
+_GLIBC_HEAP_MAX = 64 << 20   # a glibc arena other than the main one: mmapped at a multiple of this
+
+
+def _smaps() -> tuple[dict[str, dict[str, int]], dict[str, list[int]]]:
+    """This process's mappings summed by kind ({kind: {"count", "size_kb", "rss_kb"}}), and each
+    anonymous writable mapping's [size_kb, rss_kb] by start address (hex). Kinds: "heap" (glibc's
+    main arena, [heap]), "arena" (another glibc arena: starts at a multiple of 64 MiB), "stack"
+    (a thread's, right above its no-access guard page, or [stack]), "anon" (the rest of the
+    anonymous memory: CPython's object arenas, glibc's mmapped chunks, numpy's buffers...),
+    "file" (libraries, data files), "none" (reserved, no access). The kernel merges neighbouring
+    anonymous mappings, so a mapping here may hold several of those."""
+    kinds: dict[str, dict[str, int]] = {}
+    anon: dict[str, list[int]] = {}
+    mapping: list[str] = []
+    size_kb = rss_kb = 0
+    guarded = False          # the mapping starts where a no-access page ends: a thread's stack
+    guard_end = ""
+
+    def close() -> None:
+        if not mapping:
+            return
+        start, perms, path = mapping[0], mapping[1], mapping[5] if len(mapping) > 5 else ""
+        if "r" not in perms and "w" not in perms:
+            kind = "none"
+        elif path == "[heap]":
+            kind = "heap"
+        elif path == "[stack]" or not path and guarded:
+            kind = "stack"
+        elif not path and int(start, 16) % _GLIBC_HEAP_MAX == 0:
+            kind = "arena"
+        elif not path:
+            kind = "anon"
+        else:
+            kind = "file"
+        total = kinds.setdefault(kind, {"count": 0, "size_kb": 0, "rss_kb": 0})
+        total["count"] += 1
+        total["size_kb"] += size_kb
+        total["rss_kb"] += rss_kb
+        if kind in ("anon", "arena", "stack", "heap") and "w" in perms:
+            anon[start] = [size_kb, rss_kb]
+
+    with open("/proc/self/smaps") as smaps:
+        for row in smaps:
+            field_name, _, rest = row.partition(":")
+            if field_name == "Size":
+                size_kb = int(rest.split()[0])
+            elif field_name == "Rss":
+                rss_kb = int(rest.split()[0])
+            elif " " in field_name and "-" in field_name.split(" ", 1)[0]:   # a mapping's header line
+                close()
+                head = row.split(maxsplit=5)
+                start, end = head[0].split("-")
+                guarded = start == guard_end
+                guard_end = end if head[1].startswith("---") and int(end, 16) - int(start, 16) == 4096 else ""
+                mapping = [start, *head[1:5], head[5].strip() if len(head) > 5 else ""]
+                size_kb = rss_kb = 0
+    close()
+    return kinds, anon
+
+
+_OBMALLOC_FIGURES = {"# arenas allocated current": "arenas", "# arenas highwater mark": "arenas_highwater",
+                     "# bytes in allocated blocks": "allocated", "# bytes in available blocks": "available",
+                     "unused pools": "unused_pools"}
+
+
+def _obmalloc() -> dict[str, int]:
+    """CPython's object allocator, from sys._debugmallocstats (which writes to the C stderr:
+    fd 2 goes to a file meanwhile): its 1 MiB arenas now and at most, the bytes in blocks in use,
+    in free blocks of used pools, and in unused pools."""
+    libc = ctypes.CDLL(None)
+    with tempfile.TemporaryFile("w+") as out:
+        saved = os.dup(2)
+        libc.fflush(None)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+            libc.fflush(None)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read()
+    figures = {}
+    for row in text.splitlines():
+        label, _, value = row.partition("=")
+        for prefix, name in _OBMALLOC_FIGURES.items():
+            if prefix in label and name not in figures:
+                figures[name] = int(value.strip().replace(",", ""))
+    return figures
+
+
+def _sqlite_memory() -> dict[str, int]:
+    """SQLite's own malloc in this process (page caches, statements), if its library is loaded."""
+    try:
+        lib = ctypes.CDLL("libsqlite3.so.0")
+    except OSError:
+        return {}
+    lib.sqlite3_memory_used.restype = lib.sqlite3_memory_highwater.restype = ctypes.c_int64
+    lib.sqlite3_memory_highwater.argtypes = [ctypes.c_int]
+    return {"used": lib.sqlite3_memory_used(), "highwater": lib.sqlite3_memory_highwater(0)}
+
+
+def _memstats(path: str, trim: bool, objects: bool) -> None:
     libc = ctypes.CDLL("libc.so.6")
     libc.mallinfo2.restype = _Mallinfo2
 
     def dump(_signum: int, _frame: object) -> None:
         info = libc.mallinfo2()
-        tracked = gc.get_objects()
         status = dict(row.split(":", 1) for row in Path("/proc/self/status").read_text().splitlines())
+        kinds, anon = _smaps()
         line = {"pid": os.getpid(), "at": time.time(), "argv": sys.argv[:2],
                 "rss_kb": {k: int(status[k].split()[0]) for k in ("VmRSS", "RssAnon", "RssFile")},
+                "threads": int(status["Threads"]),
                 "malloc": {name: getattr(info, name) for name, _ in _Mallinfo2._fields_},
                 "malloc_all": _malloc_info(libc),
-                "gc_objects": len(tracked),
-                "types": dict(Counter(type(o).__name__ for o in tracked).most_common(60)),
-                "containers": _containers()}
+                "smaps": kinds, "anon_maps": anon,
+                "obmalloc": _obmalloc(), "sqlite": _sqlite_memory()}
         if trim:
             libc.malloc_trim(0)   # how much of that RSS glibc held free, given back now
             line["rss_kb_after_trim"] = int(dict(row.split(":", 1) for row in Path("/proc/self/status")
                                                  .read_text().splitlines())["VmRSS"].split()[0])
-        lists = [o for o in tracked if type(o) is list]
-        line["list_kinds"] = [f"{k[0]} x {k[1]}: {n}" for k, n in Counter(
-            (len(o) if len(o) < 5 else "5+", type(o[0]).__name__ if o else "-") for o in lists).most_common(12)]
-        owners: Counter[str] = Counter()
-        for o in lists[-300:]:  # the newest tracked lists
-            for ref in gc.get_referrers(o):
-                if ref is lists or ref is tracked:
-                    continue
-                name = type(ref).__name__
-                if isinstance(ref, dict):
-                    holders = [type(h).__name__ for h in gc.get_referrers(ref) if h is not tracked and h is not lists
-                               and not isinstance(h, list)][:2]
-                    name = f"dict<-{','.join(holders)}"
-                owners[name] += 1
-        line["list_owners"] = dict(owners.most_common(12))
-        del lists
+        if objects:
+            _walk_objects(line)
         if tracemalloc.is_tracing():
             line["traced"] = tracemalloc.get_traced_memory()[0]
         with open(path, "a") as out:
@@ -257,8 +369,32 @@ def _memstats(path: str, trim: bool) -> None:
     signal.signal(signal.SIGUSR2, dump)
 
 
+def _walk_objects(line: dict[str, object]) -> None:
+    """The collector's objects by type, its lists by length and first item and the owners of
+    the newest 300, and the bot's containers, into `line`."""
+    tracked = gc.get_objects()
+    line["gc_objects"] = len(tracked)
+    line["types"] = dict(Counter(type(o).__name__ for o in tracked).most_common(60))
+    line["containers"] = _containers()
+    lists = [o for o in tracked if type(o) is list]
+    line["list_kinds"] = [f"{k[0]} x {k[1]}: {n}" for k, n in Counter(
+        (len(o) if len(o) < 5 else "5+", type(o[0]).__name__ if o else "-") for o in lists).most_common(12)]
+    owners: Counter[str] = Counter()
+    for o in lists[-300:]:  # the newest tracked lists
+        for ref in gc.get_referrers(o):
+            if ref is lists or ref is tracked:
+                continue
+            name = type(ref).__name__
+            if isinstance(ref, dict):
+                holders = [type(h).__name__ for h in gc.get_referrers(ref) if h is not tracked and h is not lists
+                           and not isinstance(h, list)][:2]
+                name = f"dict<-{','.join(holders)}"
+            owners[name] += 1
+    line["list_owners"] = dict(owners.most_common(12))
+
+
 if _stats := os.environ.get("CHAOS_MEMSTATS"):
-    _memstats(_stats, os.environ.get("CHAOS_MEMSTATS_TRIM") == "1")
+    _memstats(_stats, os.environ.get("CHAOS_MEMSTATS_TRIM") == "1", os.environ.get("CHAOS_MEMSTATS_OBJECTS") != "0")
 if _threshold := os.environ.pop("CHAOS_GC_LOG", None):
     _log_collections(float(_threshold))
 if _folder := os.environ.pop("CHAOS_TRACEMALLOC", None):  # popped: the bot's children are not traced
