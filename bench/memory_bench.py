@@ -31,13 +31,19 @@ first search <= 1 s, worst stall <= 20 ms, RSS printed.
 The cold search of a user with at least 500 items reads that user's snapshot (`memory.snapshot`,
 written by the first load and on close), as it is when the user's write token is current
 (`memory.write_tokens`), else checked against the ids Chroma has; the breakdown of the cold
-loads (token read, snapshot restore, ids read, fetch of missing items) is printed too. `--store thread` runs embedded Chroma
+loads (token read, snapshot restore, ids read, fetch of missing items) is printed too. First,
+for `--floor-s` seconds, the same ticker runs with no memory work: the stalls the machine makes
+on its own (a virtual machine's idle CPUs waking, other processes), the floor the memory's
+figures stand on. `--store thread` runs embedded Chroma
 in this process's threads instead of a worker process (`memory.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
 part measures: query vectors are never taken from it). The bulk loads' lines also give their
 items/s and how many ticks were over 20 ms late; `--snapshot-after N` is open_user_memory's
 `snapshot_after` (new rows of a user before its snapshot is rewritten once the user's writes
 settle; while they go on, a quarter of the user's rows must be new as well: `memory.semantic`).
+
+The process's glibc malloc thresholds are pinned as `python -m bot run` pins them
+(`bot.allocator`); `--malloc default` leaves glibc's dynamic thresholds instead.
 
 Figures only: nothing here asserts on timings.
 
@@ -70,6 +76,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.allocator import pin_malloc_thresholds  # noqa: E402
 from memory import ranking, search  # noqa: E402
 from memory.chroma_backend import StoredItem  # noqa: E402
 from memory.embeddings import LocalEmbedder  # noqa: E402
@@ -320,6 +327,11 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
     bulk = CachedVectors(embedder, args.vector_cache)
     ticker = Ticker()
     ticker.start()
+    if args.floor_s > 0:  # the machine's own stalls, side by side with the memory's: the same ticker, no work
+        with ticker.phase() as stall:
+            await asyncio.sleep(args.floor_s)
+        line("the loop idle (no memory work): the floor", f"{args.floor_s:.0f} s, worst loop stall {stall[0] * 1000:.0f} ms, "
+                                                         f"{ticker.over} over 20 ms")
     start = 1_750_000_000.0  # the heavy user's history spans a year before now
 
     def heavy_items(first: int, texts: list[str]) -> list[tuple[str, str, dict[str, object], str]]:
@@ -504,6 +516,9 @@ async def run(args: argparse.Namespace) -> None:
     if args.part == "rank":
         run_rank(args)
         return
+    if args.malloc == "pinned":  # the process as `python -m bot run` sets it up (bot.allocator)
+        pin_malloc_thresholds(os.environ)
+    line("malloc thresholds", args.malloc)
     line("RSS at start", f"{rss_mb():.0f} MB")
     started = time.perf_counter()
     embedder = LocalEmbedder()
@@ -542,6 +557,11 @@ def main() -> None:
     parser.add_argument("--snapshot-after", type=int, default=SNAPSHOT_AFTER,
                         help="heavy part: new items of a user before its snapshot is rewritten (open_user_memory's)")
     parser.add_argument("--vector-cache", help="file keeping the corpus's vectors between runs (heavy part)")
+    parser.add_argument("--floor-s", type=float, default=30.0,
+                        help="heavy part: seconds of the ticker alone first (the machine's own stalls; 0: none)")
+    parser.add_argument("--malloc", choices=("pinned", "default"), default="pinned",
+                        help="glibc's malloc thresholds pinned as `python -m bot run` pins them (bot.allocator), "
+                             "or glibc's dynamic default")
     args = parser.parse_args()
     if args.items < args.users or args.users < 1:
         parser.error("--items must be at least --users, and --users at least 1")

@@ -347,16 +347,15 @@ class UserMemory:
                 self._versions.bump(user_id)
                 self._cache.drop(user_id)
             raise
-        matrix = np.vstack(batches)
         updates = []
         for user_id, positions in by_user.items():
             self._versions.bump(user_id)
             entry = self._cache.peek(user_id)
             if entry is not None:
-                updates.append((user_id, entry, [rows[n] for n in positions], matrix[positions]))
+                updates.append((user_id, entry, rows, positions))
         try:
             if updates:
-                await self._pool.run_held(hold, lambda: _append_all(updates))
+                await self._pool.run_held(hold, lambda: _append_all(updates, batches))
         finally:
             self._end_writes(hold)
         if updates:
@@ -828,11 +827,15 @@ def _settle_and_refresh(tokens: WriteTokens, idle_s: float) -> dict[str, str]:
         tokens.refresh()  # the marks of writes still running, or not settled yet
 
 
-def _append_all(updates: list[tuple[str, UserItems, list[Row], np.ndarray]]) -> None:
-    for _, entry, rows, vectors in updates:
-        items = [StoredItem(row[0], row[1], row[3]) for row in rows]
+def _append_all(updates: list[tuple[str, UserItems, list[Row], list[int]]], batches: list[np.ndarray]) -> None:
+    """Each cached writer's new rows (at `positions` of the written `rows`) into its items, with
+    their vectors from the written batches (on a worker thread: a bulk write's vectors are
+    megabytes to join and copy, which held the event loop when done there)."""
+    matrix = np.vstack(batches)
+    for _, entry, rows, positions in updates:
+        items = [StoredItem(rows[n][0], rows[n][1], rows[n][3]) for n in positions]
         with entry.lock:
-            entry.append(items, vectors)
+            entry.append(items, matrix[positions])
 
 
 def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | None = None,

@@ -5,7 +5,7 @@ runs each step of a snapshot (`UserItems.columns` and its parts, `Snapshots.save
 thread while the main thread sleeps 1 ms at a time: how late the sleeper wakes is how long
 it could not get the GIL (plus CPU waits: run it on a quiet machine). Not part of the product.
 
-    PYTHONPATH=$PWD python bench/probe/snapshot_gil.py --size 50000
+    PYTHONPATH=$PWD python bench/probe/snapshot_gil.py --size 50000 [--dead-every 97]
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def held(label: str, step: Callable[[], object]) -> object:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=50_000)
+    parser.add_argument("--dead-every", type=int, default=0,
+                        help="mark every Nth item dead first (0: none; every row alive takes views)")
     args = parser.parse_args()
     rng = random.Random(8)
     vectors = np.random.default_rng(3).standard_normal((args.size, 384)).astype(np.float32)
@@ -61,7 +63,9 @@ def main() -> None:
                             {"user_id": "u", "scope": "dm", "created_at": 1.75e9 + start + i, "kind": "exchange"})
                  for i in range(n)]
         entry.append(items, vectors[start:start + n])
-    print(f"{args.size:,} items, {len(entry.keywords._docs):,} distinct terms", flush=True)
+    if args.dead_every:
+        entry.remove([entry.ids[n] for n in range(0, args.size, args.dead_every)])
+    print(f"{args.size:,} items ({entry.live:,} alive), {len(entry.keywords._docs):,} distinct terms", flush=True)
     alive = entry._alive[: len(entry.ids)]
     listed = np.flatnonzero(alive).tolist()
     held("keywords.state", lambda: entry.keywords.state(alive))
