@@ -2,7 +2,7 @@
 as one table row per round: where its RSS is. Not part of the product or of the bench's figures:
 a diagnosis tool.
 
-    python bench/probe/memstats_table.py FILE [--arenas ROUND ...]
+    python bench/probe/memstats_table.py FILE [--arenas ROUND ...] [--worker]
 
 Columns (MB unless said): RSS; the mappings by kind (glibc's main heap, its other arenas,
 anonymous memory besides them: CPython's object arenas, mmapped blocks; files); glibc over all
@@ -10,7 +10,8 @@ arenas: taken from the system, free inside (with each arena's free end, its "top
 blocks; CPython's object allocator: 1 MiB arenas (a count), bytes in blocks in use; SQLite's own
 malloc; threads; and, with CHAOS_MEMSTATS_TRIM=1, the RSS after malloc_trim(0). `--arenas`
 also prints each glibc arena at those rounds. The bot is the first process whose command is
-`bot run`.
+`bot run`; `--worker` takes its Chroma worker instead, the first other process with that command
+(a "spawn" child carries its parent's argv; the resource tracker's is `-c`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from typing import Any
 MB = 2**20
 
 
-def bot_lines(path: Path) -> list[dict[str, Any]]:
+def process_lines(path: Path, worker: bool = False) -> list[dict[str, Any]]:
+    """The lines of the bot, or with `worker` of its Chroma worker, in order."""
     lines = [json.loads(row) for row in path.read_text().splitlines() if row.strip()]
-    bots = [line for line in lines if line["argv"][1:2] == ["run"]]
-    return [line for line in bots if line["pid"] == bots[0]["pid"]] if bots else []
+    runs = [line for line in lines if line["argv"][1:2] == ["run"]]
+    if runs and worker:
+        runs = [line for line in runs if line["pid"] != runs[0]["pid"]]
+    return [line for line in runs if line["pid"] == runs[0]["pid"]] if runs else []
 
 
 def row(n: int, line: dict[str, Any]) -> str:
@@ -45,8 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", type=Path)
     parser.add_argument("--arenas", type=int, nargs="*", default=[], metavar="ROUND")
+    parser.add_argument("--worker", action="store_true", help="the Chroma worker's lines, not the bot's")
     args = parser.parse_args()
-    lines = bot_lines(args.file)
+    lines = process_lines(args.file, args.worker)
     print("round    RSS | mappings: heap arena  anon  file | glibc: system free (tops) mmap "
           "| obmalloc: arenas in-use | sqlite threads | RSS after trim")
     for n, line in enumerate(lines, 1):
