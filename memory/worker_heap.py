@@ -37,10 +37,13 @@ class HeapLimits:
 
 
 class HeapState(NamedTuple):
-    """What the trimmer did: how many trims ran, and the seconds they took in all."""
+    """What the trimmer did: how many trims ran, and the seconds they took in all; and whether
+    the process pinned glibc's malloc thresholds (memory.malloc_thresholds: the trimmer's
+    own state leaves it False)."""
 
     trims: int
     trim_seconds: float
+    thresholds_pinned: bool = False
 
 
 class Allocator(Protocol):
