@@ -7,7 +7,7 @@ a diagnosis tool.
 Columns (MB unless said): RSS; the mappings by kind (glibc's main heap, its other arenas,
 anonymous memory besides them: CPython's object arenas, mmapped blocks; files); glibc over all
 arenas: taken from the system, free inside (with each arena's free end, its "top"), in mmapped
-blocks; CPython's object allocator: 1 MiB arenas (a count), bytes in blocks in use; SQLite's own
+blocks, and in use in the arenas other than the main one (taken less free, top included); CPython's object allocator: 1 MiB arenas (a count), bytes in blocks in use; SQLite's own
 malloc; threads; and, with CHAOS_MEMSTATS_TRIM=1, the RSS after malloc_trim(0). `--arenas`
 also prints each glibc arena at those rounds. The bot is the first process whose command is
 `bot run`; `--worker` takes its Chroma worker instead, the first other process with that command
@@ -38,10 +38,12 @@ def row(n: int, line: dict[str, Any]) -> str:
     glibc, objects = line["malloc_all"], line["obmalloc"]
     heaps = glibc.get("heaps", [])   # older lines have neither the arenas one by one nor their tops
     tops = f"{sum(heap['top'] for heap in heaps) / MB:5.1f}" if heaps and "top" in heaps[0] else "    -"
+    others = (f"{sum(h['current'] - h['free_small'] - h['free_large'] - h['top'] for h in heaps[1:]) / MB:5.1f}"
+              if heaps and "top" in heaps[0] else "    -")
     trimmed = f"{line['rss_kb_after_trim'] / 1024:6.1f}" if "rss_kb_after_trim" in line else "     -"
     return (f"{n:5d} {line['rss_kb']['VmRSS'] / 1024:6.1f} | {kinds.get('heap', 0):5.1f} {kinds.get('arena', 0):5.1f} "
             f"{kinds.get('anon', 0):5.1f} {kinds.get('file', 0):5.1f} | {glibc['system'] / MB:5.1f} "
-            f"{glibc['free'] / MB:5.1f} {tops} {glibc['mmap'] / MB:5.1f} | {objects['arenas']:4d} "
+            f"{glibc['free'] / MB:5.1f} {tops} {glibc['mmap'] / MB:5.1f} {others} | {objects['arenas']:4d} "
             f"{objects['allocated'] / MB:5.1f} | {line['sqlite'].get('used', 0) / MB:5.2f} {line['threads']:3d} | {trimmed}")
 
 
@@ -52,7 +54,7 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help="the Chroma worker's lines, not the bot's")
     args = parser.parse_args()
     lines = process_lines(args.file, args.worker)
-    print("round    RSS | mappings: heap arena  anon  file | glibc: system free (tops) mmap "
+    print("round    RSS | mappings: heap arena  anon  file | glibc: system free (tops) mmap others' in-use "
           "| obmalloc: arenas in-use | sqlite threads | RSS after trim")
     for n, line in enumerate(lines, 1):
         print(row(n, line))
