@@ -11,9 +11,7 @@ the methods of `ChromaStore` that `memory.semantic` and `memory.change_feed` use
   any multiprocessing "spawn" child (`python -m bot`, the benches and pytest do).
 - One call at a time (a lock around the pipe); Chroma serializes writes to a folder anyway.
 - The child gives the memory Chroma freed back to the system (`memory.worker_heap`, `heap`
-  of `open`); `heap_state()` says what it did, and asking it is no call that trims. It also
-  pins glibc's malloc thresholds at start, as the bot does (memory.malloc_thresholds: its
-  threads' arenas then give their free ends back, which `malloc_trim` does not).
+  of `open`); `heap_state()` says what it did, and asking it is no call that trims.
 - Errors raised in the child (StoreUnavailable, ConfigError, Chroma's InvalidArgumentError)
   are raised here; one that cannot be pickled arrives as StoreUnavailable with its text.
 - The child dying (killed, out of memory), or not answering within `call_timeout_s` (then it
@@ -40,7 +38,6 @@ import numpy as np
 
 from memory.chroma_backend import ChromaStore, StoredItem
 from memory.errors import StoreUnavailable
-from memory.malloc_thresholds import pin_malloc_thresholds
 from memory.worker_heap import HeapLimits, HeapState, HeapTrimmer, glibc
 
 __all__ = ["ChromaProcess"]
@@ -64,7 +61,6 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
     # Chroma's indexing takes every core it can; at a lower priority the parent's event loop,
     # which needs little CPU but needs it at once, is not left waiting for a core behind it.
     os.nice(CHILD_NICENESS)
-    pinned = pin_malloc_thresholds(os.environ)  # the parent's environment: an operator's glibc variables win
     trimmer = HeapTrimmer(heap, glibc() if heap.trim_interval_s else None)
     try:
         main = ChromaStore.open(**options)
@@ -86,7 +82,7 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
             return
         key, method, args, kwargs = request
         if method == "heap_state":  # an observer: it frees nothing, so it neither counts nor trims
-            conn.send(("ok", trimmer.state()._replace(thresholds_pinned=pinned)))
+            conn.send(("ok", trimmer.state()))
             continue
         try:
             if method == "log":

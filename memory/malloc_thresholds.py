@@ -17,8 +17,7 @@ the environment (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or a `GLIBC
 naming them) nothing is changed. Python has no binding for mallopt, hence ctypes; on a C library
 without it (musl) nothing is done.
 
-Two processes call it at start-up: the bot (`python -m bot run`, after its imports) and the
-embedded Chroma's worker (memory.chroma_process, whose Rust threads allocate with glibc too).
+`python -m bot run` calls it after its imports.
 
 Part of memory/: imports only the standard library.
 """

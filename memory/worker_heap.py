@@ -37,13 +37,10 @@ class HeapLimits:
 
 
 class HeapState(NamedTuple):
-    """What the trimmer did: how many trims ran, and the seconds they took in all; and whether
-    the process pinned glibc's malloc thresholds (memory.malloc_thresholds: the trimmer's
-    own state leaves it False)."""
+    """What the trimmer did: how many trims ran, and the seconds they took in all."""
 
     trims: int
     trim_seconds: float
-    thresholds_pinned: bool = False
 
 
 class Allocator(Protocol):

@@ -1,6 +1,5 @@
 """Embedded Chroma in a worker process (memory.chroma_process): the same memory, and a worker
-that dies fails one call with a clear error and is replaced; the worker's heap: trimmed, its
-malloc thresholds pinned."""
+that dies fails one call with a clear error and is replaced."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from memory.chroma_backend import ChromaStore
 from memory.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import open_user_memory, scope_for
-from tests.memory.test_malloc_thresholds import needs_glibc
 
 ALICE = "111111111111111111"
 GUILD = scope_for("900000000000000000")
@@ -86,7 +84,7 @@ def test_the_workers_heap_limits_reach_the_worker(tmp_path: Path) -> None:
         assert trimming.heap_state().trims >= 1  # the interval (a microsecond) had passed after the call
         for _ in range(3):
             never.ids(where={"user_id": "x"})
-        assert never.heap_state()[:2] == (0, 0.0)
+        assert never.heap_state() == (0, 0.0)
     finally:
         trimming.close()
         never.close()
@@ -107,32 +105,6 @@ def test_asking_the_worker_what_it_trimmed_trims_nothing(tmp_path: Path) -> None
         store.close()
 
 
-@needs_glibc
-def test_the_worker_pins_glibcs_malloc_thresholds_as_the_bot_does(tmp_path: Path) -> None:
-    from memory.chroma_process import ChromaProcess
-
-    store = ChromaProcess.open(path=tmp_path / "c", host=None, port=None, collection="user_memory",
-                               embedder_name="m", dimension=3)
-    try:
-        assert store.heap_state().thresholds_pinned is True
-    finally:
-        store.close()
-
-
-@needs_glibc
-def test_an_operators_glibc_threshold_variable_leaves_the_workers_thresholds_alone(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.chroma_process import ChromaProcess
-
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1048576")  # the child inherits this process's environment
-    store = ChromaProcess.open(path=tmp_path / "c", host=None, port=None, collection="user_memory",
-                               embedder_name="m", dimension=3)
-    try:
-        assert store.heap_state().thresholds_pinned is False
-    finally:
-        store.close()
-
-
 async def test_open_user_memory_gives_the_worker_the_settings_heap_limits(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     from memory.config import MemorySettings
@@ -140,4 +112,4 @@ async def test_open_user_memory_gives_the_worker_the_settings_heap_limits(
     settings = MemorySettings(data_dir=tmp_path, chroma_worker_trim_s=0.0)
     async with open_user_memory(embedder=local_embedder, settings=settings, preload=False) as mem:
         await mem.add(ALICE, "I am learning the cello", scope=GUILD)
-        assert mem._store.heap_state()[:2] == (0, 0.0)
+        assert mem._store.heap_state() == (0, 0.0)
