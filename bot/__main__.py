@@ -25,13 +25,13 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
+from bot.allocator import pin_malloc_thresholds
 from bot.config import Settings, load_settings
 from bot.errors import ConfigError
 from bot.heap import freeze_start_up_heap
 from bot.logging_setup import configure_logging
 from bot.shutdown import StopSignal
 from memory.errors import MemoryStoreError
-from memory.malloc_thresholds import pin_malloc_thresholds
 
 EXIT_CONFIG = 2
 
@@ -65,7 +65,7 @@ def _discord(settings: Settings) -> int:
     from bot.discord_app import run_discord  # imported here: the console works without it
 
     freeze_start_up_heap()  # the imports' objects, out of the collector's full scans (bot.heap)
-    pin_malloc_thresholds(os.environ)  # memory the threads free goes back to the system (memory.malloc_thresholds)
+    pin_malloc_thresholds(os.environ)  # memory the threads free goes back to the system (bot.allocator)
     return asyncio.run(_until_stopped(run_discord, settings))
 
 

@@ -1,4 +1,4 @@
-"""glibc's malloc thresholds, pinned, so that memory a process's threads free goes back to the system.
+"""glibc's malloc thresholds, pinned, so that memory the bot's threads free goes back to the system.
 
 glibc serves a block of at least `M_MMAP_THRESHOLD` (128 KiB at start) with its own mmap, given
 back when it is freed, and trims an arena's free end (its "top") once that end exceeds
@@ -17,9 +17,7 @@ the environment (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or a `GLIBC
 naming them) nothing is changed. Python has no binding for mallopt, hence ctypes; on a C library
 without it (musl) nothing is done.
 
-`python -m bot run` calls it after its imports.
-
-Part of memory/: imports only the standard library.
+Part of bot/: imports only the standard library.
 """
 
 from __future__ import annotations
