@@ -399,8 +399,9 @@ def summary(report: LoadReport) -> list[str]:
     growth = report.rss_growth_per_round()
     late = report.late_rounds()
     trend = ("under 5 rounds: no trend" if growth is None else
-             f"bot {growth[0]:+.2f} MB, tree {growth[1]:+.2f} MB (the tree less the bot, its Chroma worker: "
-             f"{growth[1] - growth[0]:+.2f} MB) per round over rounds {late.start + 1}-{late.stop} (least-squares slope)")
+             f"bot {growth[0]:+.2f} MB, tree {growth[1]:+.2f} MB (the tree less the bot, its Chroma worker "
+             f"and multiprocessing's resource tracker: {growth[1] - growth[0]:+.2f} MB) per round over rounds "
+             f"{late.start + 1}-{late.stop} (least-squares slope)")
     lag = ", ".join(f"{s:.2f}" for s in report.bot_loop_lag_s) or "none"
     median = statistics.median(report.queued_ms) if report.queued_ms else 0.0
     return [

@@ -1,7 +1,8 @@
 """Probe: the RSS after each round of a load run's output (`bench/chaos.py load`, its "RSS after
 each round" line), as least-squares slopes over windows of rounds: the bot, its whole process
-tree, and the tree less the bot (the Chroma worker). Not part of the product or of the bench's
-figures: it reads a kept output again.
+tree, and the tree less the bot (its Chroma worker, and multiprocessing's resource tracker of
+about 23 MB, flat). Not part of the product or of the bench's figures: it reads a kept output
+again.
 
     python bench/probe/rss_windows.py FILE [--window N]
 
