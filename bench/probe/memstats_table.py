@@ -9,9 +9,10 @@ anonymous memory besides them: CPython's object arenas, mmapped blocks; files); 
 arenas: taken from the system, free inside (with each arena's free end, its "top"), in mmapped
 blocks, and in use in the arenas other than the main one (taken less free, top included); CPython's object allocator: 1 MiB arenas (a count), bytes in blocks in use; SQLite's own
 malloc; threads; and, with CHAOS_MEMSTATS_TRIM=1, the RSS after malloc_trim(0). `--arenas`
-also prints each glibc arena at those rounds. The bot is the first process whose command is
-`bot run`; `--worker` takes its Chroma worker instead, the first other process with that command
-(a "spawn" child carries its parent's argv; the resource tracker's is `-c`).
+also prints each glibc arena at those rounds. The bot is the process with the lowest pid among
+those whose command is `bot run` (a parent starts before its child; which process writes first
+after a signal varies); `--worker` takes its Chroma worker instead, the next such pid (a "spawn"
+child carries its parent's argv; the resource tracker's is `-c`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ MB = 2**20
 def process_lines(path: Path, worker: bool = False) -> list[dict[str, Any]]:
     """The lines of the bot, or with `worker` of its Chroma worker, in order."""
     lines = [json.loads(row) for row in path.read_text().splitlines() if row.strip()]
-    runs = [line for line in lines if line["argv"][1:2] == ["run"]]
-    if runs and worker:
-        runs = [line for line in runs if line["pid"] != runs[0]["pid"]]
-    return [line for line in runs if line["pid"] == runs[0]["pid"]] if runs else []
+    pids = sorted({line["pid"] for line in lines if line["argv"][1:2] == ["run"]})
+    if len(pids) <= worker:
+        return []
+    return [line for line in lines if line["pid"] == pids[worker]]
 
 
 def row(n: int, line: dict[str, Any]) -> str:
