@@ -108,9 +108,14 @@ async def test_python_m_bot_run_pins_the_thresholds_before_it_serves(dc: FakeDis
                                                                       tmp_path: Path) -> None:
     env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base)
     proc = await start(["run"], env, tmp_path)
-    await dc.wait_until_connected(timeout=60)
-    proc.send_signal(signal.SIGTERM)
-    code, _, err = await finish(proc)
+    try:
+        await dc.wait_until_connected(timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        code, _, err = await finish(proc)
+    finally:
+        if proc.returncode is None:  # the wait failed: no bot outlives its test
+            proc.kill()
+            await proc.wait()
     assert code == 0, err
     said = [line for line in err.splitlines() if "malloc thresholds:" in line]
     assert len(said) == 1 and f"malloc thresholds: pinned at {THRESHOLD_BYTES} bytes" in said[0], err
