@@ -395,12 +395,13 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
 def summary(report: LoadReport) -> list[str]:
     """The part's printed lines (bench/chaos.py)."""
     rss = ", ".join(f"{k} {v:.0f} MB" for k, v in report.rss_mb.items())
-    rounds = "; ".join(f"{bot:.1f} / {tree:.0f}" for bot, tree in report.rss_rounds)
+    rounds = "; ".join(f"{bot:.1f} / {tree:.1f}" for bot, tree in report.rss_rounds)
     growth = report.rss_growth_per_round()
     late = report.late_rounds()
     trend = ("under 5 rounds: no trend" if growth is None else
-             f"bot {growth[0]:+.2f} MB, tree {growth[1]:+.2f} MB per round over rounds {late.start + 1}-{late.stop} "
-             f"(least-squares slope)")
+             f"bot {growth[0]:+.2f} MB, tree {growth[1]:+.2f} MB (the tree less the bot, its Chroma worker "
+             f"and multiprocessing's resource tracker: {growth[1] - growth[0]:+.2f} MB) per round over rounds "
+             f"{late.start + 1}-{late.stop} (least-squares slope)")
     lag = ", ".join(f"{s:.2f}" for s in report.bot_loop_lag_s) or "none"
     median = statistics.median(report.queued_ms) if report.queued_ms else 0.0
     return [

@@ -1,5 +1,6 @@
 """bot.allocator: with glibc's malloc thresholds pinned, memory a thread frees goes back to the
-system even after a large block was freed (which, unpinned, raises the thresholds for good).
+system even after a large block was freed (which, unpinned, raises the thresholds for good); and
+`python -m bot run`, the real entry point, pins them before it serves.
 
 Each case runs in a fresh interpreter: the thresholds are the whole process's, and the test
 process's own have long been raised."""
@@ -8,12 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+from bot.allocator import THRESHOLD_BYTES
+from tests.bot.test_shutdown import bot_env, finish, start
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.openai_server import FakeOpenAI
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,3 +95,27 @@ def test_other_glibc_tunables_do_not_stop_the_pinning() -> None:
     held = _held_after_a_thread_frees_12_mib(pin=True, environ={"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})
     assert held["pinned"] is True
     assert held["held_kib"] < 2 * 1024
+
+
+@pytest.fixture
+async def dc() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        yield server
+
+
+@needs_glibc
+async def test_python_m_bot_run_pins_the_thresholds_before_it_serves(dc: FakeDiscord, fake: FakeOpenAI,
+                                                                      tmp_path: Path) -> None:
+    env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base)
+    proc = await start(["run"], env, tmp_path)
+    try:
+        await dc.wait_until_connected(timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        code, _, err = await finish(proc)
+    finally:
+        if proc.returncode is None:  # the wait failed: no bot outlives its test
+            proc.kill()
+            await proc.wait()
+    assert code == 0, err
+    said = [line for line in err.splitlines() if "malloc thresholds:" in line]
+    assert len(said) == 1 and f"malloc thresholds: pinned at {THRESHOLD_BYTES} bytes" in said[0], err
