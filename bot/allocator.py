@@ -11,10 +11,15 @@ Under load those arenas' RSS grew round after round while CPython's own allocato
 and `malloc_trim` does not help there: it trims the main arena's end only (bench/README.md, "RSS
 after warm-up: glibc's thresholds").
 
-`pin_malloc_thresholds()` sets both back to glibc's starting value with `mallopt`, which also
-ends their dynamic raising. An operator's own choice wins: with glibc's variables for them in
-the environment (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or a `GLIBC_TUNABLES`
-naming them) nothing is changed. Python has no binding for mallopt, hence ctypes; on a C library
+`pin_malloc_thresholds()` sets both to 1 MiB with `mallopt`, which also ends their dynamic
+raising: each arena then keeps at most 1 MiB free at its end. 1 MiB, not glibc's starting
+128 KiB: both kept the bot's RSS flat after warm-up, but at 128 KiB every array over it (a
+heavy user's scores and columns) got its own mmap and fresh page faults, and the memory bench's
+heavy user searched and loaded slower (bench/README.md, "The malloc pin: 1 MiB, not 128 KiB").
+
+An operator's own choice wins: with glibc's variables for them in the environment
+(`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or a `GLIBC_TUNABLES` naming them)
+nothing is changed. Python has no binding for mallopt, hence ctypes; on a C library
 without it (musl) nothing is done.
 
 Part of bot/: imports only the standard library.
@@ -30,7 +35,7 @@ __all__ = ["THRESHOLD_BYTES", "pin_malloc_thresholds"]
 
 log = logging.getLogger(__name__)
 
-THRESHOLD_BYTES = 128 * 1024   # glibc's own starting value of both (DEFAULT_MMAP_THRESHOLD_MIN)
+THRESHOLD_BYTES = 1024 * 1024  # what an arena may keep free at its end; larger blocks get their own mmap
 _M_TRIM_THRESHOLD = -1         # mallopt's parameter numbers (malloc.h)
 _M_MMAP_THRESHOLD = -3
 _OPERATOR_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
