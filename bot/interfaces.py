@@ -10,6 +10,7 @@ Part of bot/: imports only plain data types (requests, trace and memory records)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,8 +34,11 @@ class TurnRunner(Protocol):
 
 
 class TraceAccess(Protocol):
-    """The stored traces of answers, and their link to the message carrying the answer."""
+    """The stored traces of answers, and their link to the message carrying the answer;
+    ``answering`` is held by a front end while a person's answer there is on its way (their
+    ``last_trace`` there waits for it)."""
 
+    def answering(self, user_id: str, channel_id: str) -> AbstractAsyncContextManager[None]: ...
     async def attach_message(self, trace_id: str, message_id: str) -> None: ...
     async def trace_for_message(self, message_id: str) -> TraceRecord | None: ...
     async def last_trace(self, user_id: str, channel_id: str) -> TraceRecord | None: ...

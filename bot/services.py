@@ -6,7 +6,9 @@ Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of Dis
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -31,10 +33,33 @@ def manage_scope(guild_id: str | None, *, global_scope: bool) -> str | None:
 
 
 class TraceService:
-    """Traces by id, by answer message, and a person's last one in a channel."""
+    """Traces by id, by answer message, and a person's last one in a channel.
 
-    def __init__(self, traces: TraceStoreLike) -> None:
+    A front end shows an answer before its turn is stored and before the stored trace is linked
+    to the message that carries it; it holds ``answering`` over that time, and ``last_trace``
+    for the same person and channel waits for it (at most ``settle_wait_s``), so that a
+    `/trace` sent as the answer appears opens that answer's trace, not the one before it."""
+
+    def __init__(self, traces: TraceStoreLike, *, settle_wait_s: float = 10.0) -> None:
         self._traces = traces
+        self._settle_wait_s = settle_wait_s
+        self._answering: dict[tuple[str, str], tuple[int, asyncio.Event]] = {}
+
+    @asynccontextmanager
+    async def answering(self, user_id: str, channel_id: str) -> AsyncIterator[None]:
+        """Held from a turn's start until its answer is delivered and its trace linked."""
+        key = (user_id, channel_id)
+        count, done = self._answering.get(key, (0, asyncio.Event()))
+        self._answering[key] = (count + 1, done)
+        try:
+            yield
+        finally:  # no await here: a cancelled turn still releases its waiters
+            count, done = self._answering[key]
+            if count == 1:
+                del self._answering[key]
+                done.set()
+            else:
+                self._answering[key] = (count - 1, done)
 
     async def attach_message(self, trace_id: str, message_id: str) -> None:
         """Link a stored trace to the message that carries its answer."""
@@ -44,6 +69,12 @@ class TraceService:
         return await self._traces.by_message(message_id)
 
     async def last_trace(self, user_id: str, channel_id: str) -> TraceRecord | None:
+        answering = self._answering.get((user_id, channel_id))
+        if answering is not None:
+            try:
+                await asyncio.wait_for(answering[1].wait(), self._settle_wait_s)
+            except TimeoutError:  # a turn still running: its answer is not out yet either
+                pass
         return await self._traces.last_for(user_id, channel_id)
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:

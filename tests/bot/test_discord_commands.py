@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -55,6 +56,26 @@ async def test_trace_opens_a_thread_on_the_callers_last_answer_with_one_message_
     assert steps[0].startswith("**Step 1** · `calculator` · ok") and '"6*7"' in steps[0]
     assert steps[1].startswith("**Step 2** · final answer") and "42" in steps[1]
     assert steps[2].startswith("**Summary** · 2 steps ·") and steps[2].endswith("answered")
+
+
+async def test_trace_sent_while_the_answer_is_still_being_stored_opens_that_answer(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    earlier = await _answer_with_a_tool(world, fake, world.alice, running)
+    storing = fake.hold_embeddings("43")   # the new answer's memory item: the turn stays unstored
+    fake.reply("Final Answer: 43")
+    asked = await world.dc.user_says(world.general, world.alice, "and one more?", mention_bot=True)
+    await world.dc.wait_for(lambda: any("43" in str(r["input"]) for r in fake.embedding_requests))
+    inter = await world.dc.invoke_command(world.general, world.alice, "trace")
+    await world.dc.wait_for(lambda: any(e.kind == "callback" for e in inter.events))
+    await asyncio.sleep(0.5)   # time enough for /trace to read the store, were it not to wait
+    storing.set()
+    told = await _last_content(world, inter)
+    latest = await answer(world, asked)
+    assert latest.id != earlier
+    assert [thread["id"] for thread in world.dc.threads] == [latest.id]
+    assert told == f"Trace posted in <#{latest.id}>."
+    assert "43" in world.dc.messages_in(latest.id)[0].content
 
 
 async def test_trace_by_message_link_is_refused_to_another_member_without_manage_messages(

@@ -27,6 +27,8 @@ Use
         fake.reply("Final Answer: long", cut_after=3)   # stream: connection dropped after 3 chunks
         fake.reply("Final Answer: slow", pause_after=2)  # stream: waits for fake.resume()
         fake.reply("Final Answer: typed", chunk_delay_s=0.01)  # stream: a pause before each chunk
+        gate = fake.hold_embeddings("42")        # embedding requests of a text with "42" wait
+        gate.set()                               # ... until the returned event is set
         client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test")
 
     Every scripting method returns the fake, so calls chain. Each chat request consumes one
@@ -167,6 +169,7 @@ class FakeOpenAI(LoopbackServer):
         self._script: deque[Entry] = deque()
         self._pending_delay = 0.0
         self._ids = itertools.count(1)
+        self._embedding_holds: list[tuple[str, asyncio.Event]] = []
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -260,6 +263,13 @@ class FakeOpenAI(LoopbackServer):
     ) -> FakeOpenAI:
         """Queue a body that is not a chat completion."""
         return self._push(self.make_garbage(body, status=status, content_type=content_type))
+
+    def hold_embeddings(self, needle: str) -> asyncio.Event:
+        """Embedding requests with ``needle`` in one of their texts wait (recorded in
+        `embedding_requests` first) until the returned event is set."""
+        gate = asyncio.Event()
+        self._embedding_holds.append((needle, gate))
+        return gate
 
     def delay(self, seconds: float) -> FakeOpenAI:
         """Hold back the next queued entry by `seconds` before it is sent."""
@@ -453,6 +463,9 @@ class FakeOpenAI(LoopbackServer):
             texts = [texts]
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return _error_response(400, "'input' must be a string or a list of strings", param="input")
+        for needle, gate in self._embedding_holds:
+            if any(needle in text for text in texts):
+                await gate.wait()
         as_base64 = body.get("encoding_format") == "base64"
         data = []
         for i, text in enumerate(texts):

@@ -74,16 +74,19 @@ class AskCog(commands.Cog):
         # taken with no await before the turn joins the channel's queue (a new thread has no
         # other turns), so the answer shows after the channel's earlier ones
         slot = self.order.take(thread.id if thread is not None else interaction.channel_id or 0)
-        try:
-            answer, result = await self._answer(interaction, target, thread, slot, question, trace, seen)
-        finally:
-            slot.release()
-        if thread is not None:
-            await interaction.edit_original_response(content=f"Answered in {thread.mention}.")
-        if result.trace_id is None:
-            return
-        if not private:
-            await self.traces.attach_message(result.trace_id, str(answer.id))
+        # until the trace is linked to the answer (a /trace there waits for it)
+        async with self.traces.answering(str(interaction.user.id), str(thread.id if thread is not None
+                                                                       else interaction.channel_id)):
+            try:
+                answer, result = await self._answer(interaction, target, thread, slot, question, trace, seen)
+            finally:
+                slot.release()
+            if thread is not None:
+                await interaction.edit_original_response(content=f"Answered in {thread.mention}.")
+            if result.trace_id is None:
+                return
+            if not private:
+                await self.traces.attach_message(result.trace_id, str(answer.id))
         if trace:
             record = await self.traces.get_trace(result.trace_id)
             if record is None:

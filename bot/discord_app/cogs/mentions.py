@@ -197,11 +197,11 @@ class MentionsCog(commands.Cog):
         async def on_event(event: AgentEvent) -> None:
             reply.feed(event)
 
-        turn = asyncio.create_task(self.pipeline.handle(
-            request_from_message(message, seen.question(text), thread, images=seen.images), on_event),
-            name=f"turn-{message.id}")
+        req = request_from_message(message, seen.question(text), thread, images=seen.images)
         try:
-            await self._deliver(message, place, turn, reply, where, slot)
+            async with self.traces.answering(req.user_id, req.channel_id):  # until the trace is linked
+                turn = asyncio.create_task(self.pipeline.handle(req, on_event), name=f"turn-{message.id}")
+                await self._deliver(message, place, turn, reply, where, slot)
         finally:
             slot.release()
 
