@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 import sys
 import tempfile
 import time
@@ -183,5 +184,31 @@ async def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+async def main_until_terminated() -> int:
+    """`main()`, with SIGTERM or SIGHUP cancelling it, so that the running part's World kills
+    its bot on the way out (by default either signal ended this process at once and left the
+    bot and its Chroma worker running); exit code 128 + the signal's number then. Only the
+    first signal cancels: a second one must not cut that clean-up short."""
+    task = asyncio.current_task()
+    assert task is not None  # asyncio.run's main task
+    loop = asyncio.get_running_loop()
+    received: list[signal.Signals] = []
+
+    def terminate(signum: signal.Signals) -> None:
+        if not received:
+            received.append(signum)
+            task.cancel()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, terminate, signum)
+    try:
+        return await main()
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        print(f"bench/chaos.py: {received[0].name}: stopped, with any bot it ran", file=sys.stderr)
+        return 128 + received[0].value
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(asyncio.run(main_until_terminated()))

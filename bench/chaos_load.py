@@ -383,8 +383,7 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
         report.rss_mb["end"] = samples[-1][1] if samples else 0.0
         report.rss_mb["peak"] = max((s for _, s in samples), default=0.0)
         sampler.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sampler
+        await asyncio.wait([sampler])  # not `await sampler`: a cancel of this run must not be swallowed
         await world.bot.stop()
         await _grade(world, questions, report)
     if memstats is not None:

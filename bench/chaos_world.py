@@ -138,6 +138,14 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 
+    async def kill_and_reap(self) -> None:
+        """On the way out, however the run ended: the bot killed if it runs, and the children of
+        its last kill (its Chroma worker) killed too if they outlived it."""
+        if self.running:
+            self.kill_now()
+        if self.proc is not None and (self.proc.returncode is None or self._killed_children):
+            await self.wait_killed()
+
     async def stop(self) -> int:
         """SIGTERM (graceful shutdown) and the exit code; non-zero counts as a crash."""
         assert self.proc is not None
@@ -195,9 +203,7 @@ class World:
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        if self.bot.running:
-            self.bot.kill_now()
-            await self.bot.wait_killed()
+        await self.bot.kill_and_reap()
         await self.search.close()
         await self.model.close()
         await self.dc.__aexit__(exc_type, exc, tb)
