@@ -48,8 +48,10 @@ class TraceService:
     @asynccontextmanager
     async def answering(self, user_id: str, channel_id: str) -> AsyncIterator[None]:
         """Held from a turn's start until its answer is delivered and its trace linked."""
+        # no await before the yield: the mention cog enters this with no suspension between
+        # taking its channel's delivery slot and queueing the turn
         key = (user_id, channel_id)
-        count, done = self._answering.get(key, (0, asyncio.Event()))
+        count, done = self._answering[key] if key in self._answering else (0, asyncio.Event())
         self._answering[key] = (count + 1, done)
         try:
             yield

@@ -81,12 +81,12 @@ class AskCog(commands.Cog):
                 answer, result = await self._answer(interaction, target, thread, slot, question, trace, seen)
             finally:
                 slot.release()
-            if thread is not None:
-                await interaction.edit_original_response(content=f"Answered in {thread.mention}.")
-            if result.trace_id is None:
-                return
-            if not private:
+            if result.trace_id is not None and not private:
                 await self.traces.attach_message(result.trace_id, str(answer.id))
+        if thread is not None:
+            await interaction.edit_original_response(content=f"Answered in {thread.mention}.")
+        if result.trace_id is None:
+            return
         if trace:
             record = await self.traces.get_trace(result.trace_id)
             if record is None:
