@@ -237,11 +237,15 @@ class Ticker:
 
     async def _tick(self) -> None:
         while True:
-            t0 = time.perf_counter()
+            due = time.perf_counter() + self.interval_s
             await asyncio.sleep(self.interval_s)
-            late = time.perf_counter() - t0 - self.interval_s
-            self.worst_s = max(self.worst_s, late)
-            self.over += late > self.over_s
+            self.observe(due, time.perf_counter())
+
+    def observe(self, due: float, woke: float) -> None:
+        """One wake-up at `woke` of a sleep due at `due` (perf_counter seconds)."""
+        late = woke - due
+        self.worst_s = max(self.worst_s, late)
+        self.over += late > self.over_s
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._tick())

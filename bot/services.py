@@ -7,6 +7,7 @@ Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of Dis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -43,25 +44,23 @@ class TraceService:
     def __init__(self, traces: TraceStoreLike, *, settle_wait_s: float = 10.0) -> None:
         self._traces = traces
         self._settle_wait_s = settle_wait_s
-        self._answering: dict[tuple[str, str], tuple[int, asyncio.Event]] = {}
+        self._on_the_way: dict[tuple[str, str], set[asyncio.Event]] = {}
 
     @asynccontextmanager
     async def answering(self, user_id: str, channel_id: str) -> AsyncIterator[None]:
         """Held from a turn's start until its answer is delivered and its trace linked."""
         # no await before the yield: the mention cog enters this with no suspension between
         # taking its channel's delivery slot and queueing the turn
-        key = (user_id, channel_id)
-        count, done = self._answering[key] if key in self._answering else (0, asyncio.Event())
-        self._answering[key] = (count + 1, done)
+        key, settled = (user_id, channel_id), asyncio.Event()
+        turns = self._on_the_way.setdefault(key, set())
+        turns.add(settled)
         try:
             yield
         finally:  # no await here: a cancelled turn still releases its waiters
-            count, done = self._answering[key]
-            if count == 1:
-                del self._answering[key]
-                done.set()
-            else:
-                self._answering[key] = (count - 1, done)
+            turns.discard(settled)
+            if not turns:
+                del self._on_the_way[key]
+            settled.set()
 
     async def attach_message(self, trace_id: str, message_id: str) -> None:
         """Link a stored trace to the message that carries its answer."""
@@ -71,12 +70,12 @@ class TraceService:
         return await self._traces.by_message(message_id)
 
     async def last_trace(self, user_id: str, channel_id: str) -> TraceRecord | None:
-        answering = self._answering.get((user_id, channel_id))
-        if answering is not None:
-            try:
-                await asyncio.wait_for(answering[1].wait(), self._settle_wait_s)
-            except TimeoutError:  # a turn still running: its answer is not out yet either
-                pass
+        # the answers on their way when asked (not those of turns begun while it waits)
+        on_the_way = list(self._on_the_way.get((user_id, channel_id), ()))
+        with contextlib.suppress(TimeoutError):  # a turn still running: its answer is not out yet either
+            async with asyncio.timeout(self._settle_wait_s):
+                for settled in on_the_way:
+                    await settled.wait()
         return await self._traces.last_for(user_id, channel_id)
 
     async def get_trace(self, trace_id: str) -> TraceRecord | None:

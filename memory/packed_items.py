@@ -113,8 +113,9 @@ class PackedItems:
     def packed(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
         """The texts and metadata of `rows` (ascending), in that order, as blobs and end offsets:
         `texts`, `text_ends`, `metas`, `meta_ends`. Each segment's share is cut out of its blobs
-        with a few numpy calls, not row by row (a snapshot of 50,000 rows took 150-270 ms of
-        Python row by row, holding the GIL against the event loop)."""
+        with a few numpy calls, not row by row: Python for each row of a heavy user's snapshot
+        held the GIL against the event loop (bench/README.md, "The growth stall against the
+        machine's floor")."""
         wanted = np.asarray(rows, np.int64)
         if len(wanted) > 1 and bool(np.any(np.diff(wanted) <= 0)):
             raise ValueError("packed items: rows must be ascending and distinct")

@@ -38,9 +38,10 @@ def row(n: int, line: dict[str, Any]) -> str:
     kinds = {kind: figures["rss_kb"] / 1024 for kind, figures in line["smaps"].items()}
     glibc, objects = line["malloc_all"], line["obmalloc"]
     heaps = glibc.get("heaps", [])   # older lines have neither the arenas one by one nor their tops
-    tops = f"{sum(heap['top'] for heap in heaps) / MB:5.1f}" if heaps and "top" in heaps[0] else "    -"
+    by_arena = bool(heaps) and "top" in heaps[0]
+    tops = f"{sum(heap['top'] for heap in heaps) / MB:5.1f}" if by_arena else "    -"
     others = (f"{sum(h['current'] - h['free_small'] - h['free_large'] - h['top'] for h in heaps[1:]) / MB:5.1f}"
-              if heaps and "top" in heaps[0] else "    -")
+              if by_arena else "    -")
     trimmed = f"{line['rss_kb_after_trim'] / 1024:6.1f}" if "rss_kb_after_trim" in line else "     -"
     return (f"{n:5d} {line['rss_kb']['VmRSS'] / 1024:6.1f} | {kinds.get('heap', 0):5.1f} {kinds.get('arena', 0):5.1f} "
             f"{kinds.get('anon', 0):5.1f} {kinds.get('file', 0):5.1f} | {glibc['system'] / MB:5.1f} "

@@ -103,3 +103,24 @@ async def test_a_cancelled_answer_releases_its_waiters(store: TraceStore) -> Non
     running.cancel()
     found = await asyncio.wait_for(asked, 5)
     assert found is not None and found.trace_id == "trace-1"
+
+
+async def test_an_answer_begun_after_the_ask_is_not_waited_for(store: TraceStore) -> None:
+    service = TraceService(store)
+    first_done, later_done = asyncio.Event(), asyncio.Event()
+
+    async def answer(done: asyncio.Event) -> None:
+        async with service.answering("42", "100"):
+            await done.wait()
+
+    first = asyncio.create_task(answer(first_done))
+    await asyncio.sleep(0)
+    asked = asyncio.create_task(service.last_trace("42", "100"))
+    await asyncio.sleep(0)       # the ask has taken the answers on their way
+    later = asyncio.create_task(answer(later_done))
+    await asyncio.sleep(0)
+    first_done.set()
+    found = await asyncio.wait_for(asked, 5)   # not held by the later answer
+    assert found is not None and found.trace_id == "trace-1"
+    later_done.set()
+    await asyncio.gather(first, later)

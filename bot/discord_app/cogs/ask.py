@@ -28,7 +28,7 @@ from bot.discord_app.translate import place_of, request_from_interaction
 from bot.images import ImageIntake
 from bot.interfaces import PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.place_settings import PlaceSettings
-from bot.requests import TurnResult
+from bot.requests import TurnRequest, TurnResult
 
 __all__ = ["AskCog"]
 
@@ -74,11 +74,11 @@ class AskCog(commands.Cog):
         # taken with no await before the turn joins the channel's queue (a new thread has no
         # other turns), so the answer shows after the channel's earlier ones
         slot = self.order.take(thread.id if thread is not None else interaction.channel_id or 0)
-        # until the trace is linked to the answer (a /trace there waits for it)
-        async with self.traces.answering(str(interaction.user.id), str(thread.id if thread is not None
-                                                                       else interaction.channel_id)):
+        req = request_from_interaction(interaction, seen.question(question), want_trace=trace,
+                                       thread=thread, images=seen.images)
+        async with self.traces.answering(req.user_id, req.channel_id):  # until the trace is linked
             try:
-                answer, result = await self._answer(interaction, target, thread, slot, question, trace, seen)
+                answer, result = await self._answer(interaction, target, thread, slot, req, seen)
             finally:
                 slot.release()
             if result.trace_id is not None and not private:
@@ -98,7 +98,7 @@ class AskCog(commands.Cog):
                 await post_trace(answer, record)
 
     async def _answer(self, interaction: discord.Interaction, target: InteractionTarget,
-                      thread: discord.Thread | None, slot: DeliverySlot, question: str, trace: bool,
+                      thread: discord.Thread | None, slot: DeliverySlot, req: TurnRequest,
                       seen: ImageIntake) -> tuple[discord.Message, TurnResult]:
         if thread is not None:
             await interaction.edit_original_response(content=f"Answering in {thread.mention}.")
@@ -112,10 +112,7 @@ class AskCog(commands.Cog):
             reply.feed(event)
 
         try:
-            result = await self.pipeline.handle(
-                request_from_interaction(interaction, seen.question(question), want_trace=trace,
-                                         thread=thread, images=seen.images), on_event
-            )
+            result = await self.pipeline.handle(req, on_event)
         except BaseException:
             await reply.abandon()
             raise
