@@ -110,15 +110,18 @@ async def test_trace_of_an_unknown_message_says_so(world: World, run_bot, fake: 
 # ------------------------------------------------------------------ /memory
 
 
-async def _tell_a_fact(world: World, fake: FakeOpenAI) -> None:
+async def _tell_a_fact(world: World, fake: FakeOpenAI, running: BotUnderTest) -> None:
+    """Alice tells a fact by mention; returns once the turn is stored. The reply alone does not
+    say so: a slow end of the turn shows the answer's preview before the turn is stored."""
     fake.reply("Final Answer: Noted, teal it is.")
     await answer(world, await world.dc.user_says(world.general, world.alice, "my favourite colour is teal",
                                                  mention_bot=True))
+    assert await running.pipeline.tracker.wait_idle(10)
 
 
 async def test_memory_show_lists_what_is_remembered_ephemerally(world: World, run_bot, fake: FakeOpenAI) -> None:
-    await run_bot()
-    await _tell_a_fact(world, fake)
+    running = await run_bot()
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="show")
     shown = await _last_content(world, inter)
     assert shown.startswith("1. [") and "my favourite colour is teal" in shown
@@ -145,15 +148,15 @@ async def test_memory_show_pages_a_long_list_with_buttons(world: World, run_bot,
 
 
 async def test_memory_show_of_someone_else_shows_only_their_own(world: World, run_bot, fake: FakeOpenAI) -> None:
-    await run_bot()
-    await _tell_a_fact(world, fake)
+    running = await run_bot()
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.bob, "memory", subcommand="show")
     assert await _last_content(world, inter) == "I don't remember anything about you here."
 
 
 async def test_memory_export_sends_a_json_file_with_the_items(world: World, run_bot, fake: FakeOpenAI) -> None:
-    await run_bot()
-    await _tell_a_fact(world, fake)
+    running = await run_bot()
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="export")
     await world.dc.wait_for_response(inter, "followup")
     message = world.dc.messages[inter.original_message_id]
@@ -164,9 +167,9 @@ async def test_memory_export_sends_a_json_file_with_the_items(world: World, run_
     assert "my favourite colour is teal" in said["text"]
 
 
-async def _forget_prompt(world: World, fake: FakeOpenAI) -> FakeMessage:
+async def _forget_prompt(world: World, fake: FakeOpenAI, running: BotUnderTest) -> FakeMessage:
     """Alice tells a fact, then runs /memory forget; returns the confirmation prompt."""
-    await _tell_a_fact(world, fake)
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
     await world.dc.wait_for_response(inter, "callback")
     return world.dc.messages[inter.original_message_id]
@@ -174,7 +177,7 @@ async def _forget_prompt(world: World, fake: FakeOpenAI) -> FakeMessage:
 
 async def test_memory_forget_asks_first_and_erases_after_the_click(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    prompt = await _forget_prompt(world, fake)
+    prompt = await _forget_prompt(world, fake, running)
     assert prompt.ephemeral and prompt.content.startswith("Erase everything")
     assert len(await running.services.memory.memory_items(world.alice, world.guild)) == 2  # not yet
     confirm, _cancel = prompt.custom_ids()
@@ -191,7 +194,7 @@ async def test_memory_forget_asks_first_and_erases_after_the_click(world: World,
 
 async def test_memory_forget_cancelled_keeps_everything(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    prompt = await _forget_prompt(world, fake)
+    prompt = await _forget_prompt(world, fake, running)
     _confirm, cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, cancel, world.alice)
     await world.dc.wait_for_response(click, "callback")
@@ -202,7 +205,7 @@ async def test_memory_forget_cancelled_keeps_everything(world: World, run_bot, f
 async def test_a_forget_that_fails_says_so_and_keeps_the_memory(
         world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     running = await run_bot()
-    prompt = await _forget_prompt(world, fake)
+    prompt = await _forget_prompt(world, fake, running)
 
     async def fails(user_id: str, guild_id: str | None) -> int:
         raise RuntimeError("the store went away")
@@ -218,7 +221,7 @@ async def test_a_forget_that_fails_says_so_and_keeps_the_memory(
 
 async def test_memory_forget_buttons_refuse_anyone_else(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    prompt = await _forget_prompt(world, fake)
+    prompt = await _forget_prompt(world, fake, running)
     confirm, _cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, confirm, world.bob)
     refusal = await world.dc.wait_for_response(click, "callback")
@@ -231,7 +234,7 @@ async def test_memory_forget_buttons_refuse_anyone_else(world: World, run_bot, f
 
 async def test_reset_needs_manage_messages(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    await _tell_a_fact(world, fake)
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.bob, "reset")
     told = await _last_content(world, inter)
     assert told == "You need the Manage Messages permission to reset this channel."
@@ -241,7 +244,7 @@ async def test_reset_needs_manage_messages(world: World, run_bot, fake: FakeOpen
 
 async def test_reset_by_a_moderator_clears_the_channel_buffer(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
-    await _tell_a_fact(world, fake)
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.mod, "reset")
     assert await _last_content(world, inter) == "Done: I forgot this channel's last 2 message(s)."
     assert await running.runtime.buffer.recent(world.general) == []
@@ -255,7 +258,7 @@ async def test_an_unanswered_forget_prompt_expires_and_loses_its_buttons(
         world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ConfirmView, "default_timeout_s", 0.2)
     running = await run_bot()
-    await _tell_a_fact(world, fake)
+    await _tell_a_fact(world, fake, running)
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="forget")
     await world.dc.wait_for_response(inter, "original_edit")
     prompt = world.dc.messages[inter.original_message_id]
