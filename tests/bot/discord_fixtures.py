@@ -30,9 +30,11 @@ __all__ = [
     "BotUnderTest",
     "World",
     "answer",
+    "answered",
     "final_answers",
     "run_bot",
     "sent_by_bot",
+    "shows",
     "shown_for",
     "world",
 ]
@@ -160,6 +162,23 @@ async def answer(world: World, asked: FakeMessage, *, timeout: float = 15.0) -> 
     return await world.dc.wait_for_message(
         asked.channel_id, lambda m: m.author_id == world.dc.bot_id and m.reference_id == asked.id,
         timeout=timeout)
+
+
+async def answered(world: World, asked: FakeMessage, text: str, *, timeout: float = 15.0) -> FakeMessage:
+    """The bot's reply to ``asked`` once it shows ``text``. Its first message may show a preview
+    first: when the model writes slowly, or the turn ends slowly, the live reply shows what it
+    has after one edit interval (FAST_LIVE: 0.25 s), so `answer` alone may return a part."""
+    reply = await answer(world, asked, timeout=timeout)
+    await shows(world, reply, text, timeout=timeout)
+    return reply
+
+
+async def shows(world: World, reply: FakeMessage, text: str, *, timeout: float = 15.0) -> None:
+    """Wait until ``reply`` shows ``text`` (a live reply's last edit may still be on its way)."""
+    try:
+        await world.dc.wait_for(lambda: reply.content == text, timeout=timeout)
+    except TimeoutError:
+        raise AssertionError(f"the reply shows {reply.content!r}, not {text!r}") from None
 
 
 def sent_by_bot(world: World, channel: str) -> list[FakeMessage]:

@@ -14,7 +14,7 @@ from bot.discord_app.interactions import NOT_ALLOWED
 from bot.errors import sentence_for
 from bot.runtime import Runtime
 from tests.bot.conftest import last_user_text
-from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
+from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot, shows
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -54,7 +54,7 @@ async def test_a_reconnect_does_not_sync_again(world: World, run_bot, fake: Fake
     world.dc.request_reconnect()
     await _reconnected(world, 1)
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "there?", mention_bot=True))
-    assert reply.content == "still here"
+    await shows(world, reply, "still here")
     assert len(world.dc.command_syncs) == 1
 
 
@@ -67,7 +67,7 @@ async def test_a_new_session_after_an_invalidated_one_does_not_sync_again(
     await world.dc.wait_for(lambda: len(world.dc.identifies) == 2, timeout=20)
     await world.dc.wait_until_connected()
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "there?", mention_bot=True))
-    assert reply.content == "still here"
+    await shows(world, reply, "still here")
     assert len(world.dc.command_syncs) == 1
 
 
@@ -77,7 +77,7 @@ async def test_a_new_session_after_an_invalidated_one_does_not_sync_again(
 async def _silenced(world: World, fake: FakeOpenAI, ignored: FakeMessage, channel: str, user: str) -> None:
     """``ignored`` got no answer: a later allowed message is answered, ``ignored`` never was."""
     served = await answer(world, await world.dc.user_says(channel, user, "allowed question", mention_bot=True))
-    assert served.content == "fine"
+    await shows(world, served, "fine")
     assert not [m for m in world.dc.bot_messages() if m.reference_id == ignored.id]
     assert ignored.content.split("> ", 1)[-1] not in [last_user_text(r) for r in fake.requests]
 
@@ -128,7 +128,7 @@ async def test_a_thread_under_an_allowed_channel_is_served(world: World, run_bot
     asked = await world.dc.user_says(thread, world.alice, "a question in the thread", mention_bot=True)
     reply = await answer(world, asked)
     assert reply.channel_id == thread == inter.original_message_id
-    assert reply.content == "in the thread"
+    await shows(world, reply, "in the thread")
 
 
 async def test_only_members_with_an_allowed_role_are_served(world: World, run_bot, fake: FakeOpenAI) -> None:
@@ -221,7 +221,7 @@ async def test_shard_settings_run_the_named_shard_and_serve_its_guilds(
     assert [identify["shard"] for identify in world.dc.identifies] == [[shard, 2]]
     assert running.bot.shard_ids == [shard]
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
-    assert reply.content == "from my shard"
+    await shows(world, reply, "from my shard")
 
 
 # ------------------------------------------------------------------ closing

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text, system_text
-from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
+from tests.bot.discord_fixtures import World, answer, answered, final_answers, sent_by_bot, shows
 from tests.fakes.discord_server import FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -26,7 +26,7 @@ async def test_model_output_with_everyone_roles_and_users_pings_only_the_asker(
     fake.reply(_hostile(world))
     await run_bot()
     asked = await world.dc.user_says(world.general, world.alice, "say something", mention_bot=True)
-    reply = await answer(world, asked)
+    reply = await answered(world, asked, _hostile(world).removeprefix("Final Answer: "))
     assert "@everyone" in reply.content and f"<@{world.bob}>" in reply.content
     assert reply.pings.users == {world.alice}
     assert reply.pings.replied_user == world.alice
@@ -107,8 +107,8 @@ async def test_two_channels_are_answered_concurrently(world: World, run_bot, fak
     assert not [m for m in sent_by_bot(world, world.general) if m.reference_id == slow.id]
     gate.set()
     slow_reply = await answer(world, slow)
-    assert quick_reply.content == "re: a quick question"
-    assert slow_reply.content == "re: a slow question"
+    await shows(world, quick_reply, "re: a quick question")
+    await shows(world, slow_reply, "re: a slow question")
     assert int(quick_reply.id) < int(slow_reply.id)
 
 
@@ -122,8 +122,8 @@ async def test_one_channels_messages_are_answered_in_order(world: World, run_bot
     await world.dc.wait_for(lambda: fake.requests and running.runtime.pipeline.tracker.in_flight == 3)  # all taken in
     assert [last_user_text(r) for r in fake.requests] == ["first, slow"]  # the others wait their turn
     gate.set()
-    replies = [await answer(world, message) for message in asked]
-    assert [r.content for r in replies] == ["re: first, slow", "re: second", "re: third"]
+    expected = ["re: first, slow", "re: second", "re: third"]
+    replies = [await answered(world, message, text) for message, text in zip(asked, expected, strict=True)]
     assert [int(r.id) for r in replies] == sorted(int(r.id) for r in replies)
     assert [last_user_text(r) for r in fake.requests] == ["first, slow", "second", "third"]
 
@@ -156,7 +156,7 @@ async def test_a_failing_model_gives_one_clear_sentence_and_the_bot_keeps_servin
     assert failed.content == sentence_for("server_error")
     served = await answer(world, await world.dc.user_says(world.general, world.alice, "hello again?",
                                                           mention_bot=True))
-    assert served.content == "back again"
+    await shows(world, served, "back again")
     assert await running.pipeline.tracker.wait_idle(10)  # the reply is shown before its turn is stored
     buffered = [m.content for m in await running.runtime.buffer.recent(world.general)]
     assert buffered == ["hello again?", "back again"]  # the failed turn left nothing behind
@@ -184,12 +184,12 @@ async def test_a_flood_gets_one_polite_cooldown_reply_instead_of_queueing(
     cooled = await answer(world, flood[0])  # while the first question is still with the model
     assert cooled.content == sentence_for("cooldown")
     gate.set()
-    assert (await answer(world, first)).content == "re: slow question one"
+    await answered(world, first, "re: slow question one")
     other = await world.dc.user_says(world.general, world.bob, "my own question", mention_bot=True)
-    assert (await answer(world, other)).content == "re: my own question"
+    await answered(world, other, "re: my own question")
     assert [last_user_text(r) for r in fake.requests] == ["slow question one", "my own question"]
-    answered = {m.reference_id for m in sent_by_bot(world, world.general)}
-    assert answered == {first.id, flood[0].id, other.id}  # the rest of the flood: no reply
+    replied_to = {m.reference_id for m in sent_by_bot(world, world.general)}
+    assert replied_to == {first.id, flood[0].id, other.id}  # the rest of the flood: no reply
 
 
 # ------------------------------------------------------------------ restart

@@ -7,7 +7,7 @@ import pytest
 
 from bot.errors import sentence_for
 from tests.bot.conftest import last_user_text
-from tests.bot.discord_fixtures import World, answer, sent_by_bot
+from tests.bot.discord_fixtures import World, answer, sent_by_bot, shows
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -18,7 +18,7 @@ async def test_a_mention_is_answered_as_a_reply_with_the_mention_stripped_while_
     asked = await world.dc.user_says(world.general, world.alice, "what is the capital of France?",
                                      mention_bot=True)
     reply = await answer(world, asked)
-    assert reply.content == "Paris."
+    await shows(world, reply, "Paris.")
     assert reply.reference_id == asked.id
     assert last_user_text(fake.requests[-1]) == "what is the capital of France?"
     typing = [t for t in world.dc.typing_events if t.channel_id == world.general]
@@ -36,8 +36,8 @@ async def test_messages_of_other_bots_and_of_the_bot_itself_are_ignored(
                                                          mention_bot=True))
     second = await answer(world, await world.dc.user_says(world.general, world.alice, "and now?",
                                                           mention_bot=True))
-    assert first.content == f"I am <@{world.dc.bot_id}>."
-    assert second.content == "second answer"
+    await shows(world, first, f"I am <@{world.dc.bot_id}>.")
+    await shows(world, second, "second answer")
     assert [last_user_text(r) for r in fake.requests] == ["who are you?", "and now?"]
     assert len(sent_by_bot(world, world.general)) == 2
 
@@ -51,7 +51,7 @@ async def test_a_reply_to_the_bots_message_is_talking_to_it(
     follow_up = await world.dc.user_says(world.general, world.alice, "and of Germany?",
                                          reply_to=first.id)
     second = await answer(world, follow_up)
-    assert second.content == "Berlin."
+    await shows(world, second, "Berlin.")
     assert second.reference_id == follow_up.id
     assert last_user_text(fake.requests[-1]) == "and of Germany?"
 
@@ -64,7 +64,7 @@ async def test_a_reply_to_the_bot_without_the_ping_is_answered_when_content_is_v
                                                          mention_bot=True))
     second = await answer(world, await world.dc.user_says(world.general, world.alice, "and of Germany?",
                                                            reply_to=first.id, mention_replied=False))
-    assert second.content == "Berlin."
+    await shows(world, second, "Berlin.")
     assert last_user_text(fake.requests[-1]) == "and of Germany?"
 
 
@@ -79,7 +79,7 @@ async def test_a_reply_without_the_ping_that_arrives_blank_is_left_alone(
                                      mention_replied=False)
     served = await answer(world, await world.dc.user_says(world.general, world.alice, "capital of Italy?",
                                                           mention_bot=True))
-    assert served.content == "Rome."
+    await shows(world, served, "Rome.")
     assert not [m for m in sent_by_bot(world, world.general) if m.reference_id == blank.id]
     assert [last_user_text(r) for r in fake.requests] == ["capital of France?", "capital of Italy?"]
 
@@ -112,7 +112,7 @@ async def test_any_direct_message_is_answered(world: World, run_bot, fake: FakeO
     await run_bot()
     asked = await world.dc.user_says(world.alice_dm, world.alice, "hello there")
     reply = await answer(world, asked)
-    assert reply.content == "Hello Alice."
+    await shows(world, reply, "Hello Alice.")
     assert reply.reference_id == asked.id
     assert last_user_text(fake.requests[-1]) == "hello there"
 
@@ -155,7 +155,7 @@ async def test_an_attachment_that_cannot_be_downloaded_is_named_and_the_question
     monkeypatch.setattr(world.dc, "files", _LostFiles())
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "read this",
                                                          mention_bot=True, attachments=[("notes.txt", b"lost")]))
-    assert reply.content == "answered anyway"
+    await shows(world, reply, "answered anyway")
     question = last_user_text(fake.requests[-1])
     assert question.startswith("read this")
     assert "[Attachment not read: notes.txt could not be downloaded]" in question

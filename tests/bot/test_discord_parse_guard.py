@@ -13,7 +13,7 @@ import pytest
 
 from bot.discord_app.parse_guard import guard_parsers, tolerant_json_loads
 from tests.bot.conftest import last_user_text
-from tests.bot.discord_fixtures import BotUnderTest, World, answer
+from tests.bot.discord_fixtures import BotUnderTest, World, answer, answered, shows
 from tests.fakes.openai_server import FakeOpenAI
 
 MALFORMED = {
@@ -33,7 +33,7 @@ async def test_an_unparseable_message_is_dropped_and_the_next_one_answered(
     with caplog.at_level(logging.ERROR, logger="bot.discord_app.parse_guard"):
         await world.dc.dispatch("MESSAGE_CREATE", mutate(world.dc.message_payload(odd)), guild_id=world.guild)
         reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
-    assert reply.content == "still here"
+    await shows(world, reply, "still here")
     assert not running.task.done()
     assert [r.getMessage().split(" (")[0] for r in caplog.records if r.name.endswith("parse_guard")] == [
         "dropped a MESSAGE_CREATE event that discord.py could not parse"]
@@ -72,7 +72,7 @@ async def test_a_gateway_frame_with_a_lone_surrogate_is_answered_and_the_bot_sta
     running = await run_bot()
     # FakeDiscord writes frames with json.dumps, which escapes the lone surrogate as \ud800
     odd = await world.dc.user_says(world.general, world.alice, "broken \ud800 text", mention_bot=True)
-    assert (await answer(world, odd)).content == "still here"
+    await answered(world, odd, "still here")
     assert "broken \ufffd text" in last_user_text(fake.requests[-1])
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
     assert reply.content == "still here" and not running.task.done()

@@ -12,7 +12,7 @@ from discord.gateway import DiscordWebSocket
 from bot.config import load_settings
 from bot.discord_app import run_discord
 from bot.errors import ConfigError
-from tests.bot.discord_fixtures import World, answer
+from tests.bot.discord_fixtures import World, answer, shows
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -31,7 +31,7 @@ async def test_run_discord_serves_until_cancelled_then_logs_out(world: World, en
     task = asyncio.create_task(run_discord(_settings(world, env)))
     await world.dc.wait_until_connected()
     reply = await answer(world, await world.dc.user_says(world.general, world.alice, "hi", mention_bot=True))
-    assert reply.content == "served"
+    await shows(world, reply, "served")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -13,7 +13,7 @@ from bot.discord_app.cogs.settings import NOT_PERMITTED
 from bot.discord_app.interactions import NOT_THIS_SERVERS_CHANNEL
 from bot.runtime import Runtime
 from tests.bot.conftest import last_user_text, system_text
-from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
+from tests.bot.discord_fixtures import World, answer, answered, final_answers, sent_by_bot, shows
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import FakeInteraction
 from tests.fakes.openai_server import FakeOpenAI
@@ -138,7 +138,7 @@ async def test_a_free_response_channel_answers_every_message_without_a_mention(
     running = await run_bot(MESSAGE_CONTENT_INTENT="true")
     await running.runtime.places.set_value(world.guild, world.general, "free_response", "on", world.alice)
     asked = await world.dc.user_says(world.general, world.bob, "what is the capital of Peru?")
-    assert (await answer(world, asked)).content == "re: what is the capital of Peru?"
+    await answered(world, asked, "re: what is the capital of Peru?")
     await world.dc.user_says(world.random, world.bob, "no mention in another channel")
     await answer(world, await world.dc.user_says(world.random, world.bob, "but this one", mention_bot=True))
     assert [m.content for m in sent_by_bot(world, world.random)] == ["re: but this one"]
@@ -166,7 +166,8 @@ async def test_auto_thread_answers_a_mention_in_a_thread_of_its_own_and_follow_u
     first = await world.dc.wait_for_message(thread_id, lambda m: m.author_id == world.dc.bot_id)
     [thread] = world.dc.threads
     assert thread["name"] == "how do I bake bread?" and thread["type"] == p.PUBLIC_THREAD
-    assert first.content == "re: how do I bake bread?" and sent_by_bot(world, world.general) == []
+    await shows(world, first, "re: how do I bake bread?")
+    assert sent_by_bot(world, world.general) == []
 
     follow = await world.dc.user_says(thread_id, world.alice, f"<@{world.dc.bot_id}> and rye?")
     await world.dc.wait_for(lambda: len(sent_by_bot(world, thread_id)) == 2)
@@ -193,7 +194,7 @@ async def test_a_mention_of_the_bots_managed_role_is_a_mention_of_the_bot(
     await run_bot(MESSAGE_CONTENT_INTENT="true")
     role = world.dc.bot_role_of(world.guild)
     asked = await world.dc.user_says(world.general, world.alice, f"<@&{role}> what time is it?")
-    assert (await answer(world, asked)).content == "re: what time is it?"
+    await answered(world, asked, "re: what time is it?")
 
 
 # ------------------------------------------------------------------ DISCORD_API_BASE_URL

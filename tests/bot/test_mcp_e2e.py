@@ -18,7 +18,7 @@ from agent.tools.registry import ToolContext
 from bot.check import check_mcp
 from bot.config import load_settings
 from tests.bot.conftest import ask, system_text
-from tests.bot.discord_fixtures import World, answer, final_answers
+from tests.bot.discord_fixtures import World, answer, final_answers, shows
 from tests.bot.test_check import check_process, check_env, fix_after, line
 from tests.bot.test_console import chat
 from tests.fakes.mcp_http import McpHttpServer, stdio_entry
@@ -76,7 +76,7 @@ async def test_a_discord_mention_is_answered_through_an_http_mcp_tool_and_trace_
         script_a_call(fake, protocol, "remote__add", {"a": 19, "b": 23}, "19 + 23 = 42")
         asked = await world.dc.user_says(world.general, world.alice, "19 plus 23?", mention_bot=True)
         answered = await answer(world, asked)
-        assert answered.content == "19 + 23 = 42"
+        await shows(world, answered, "19 + 23 = 42")
         assert await running.pipeline.tracker.wait_idle(10)  # the reply is shown before its trace is stored
         assert "remote__add" in offered_tools(fake.requests[0], protocol)
         inter = await world.dc.invoke_command(world.general, world.alice, "trace")
