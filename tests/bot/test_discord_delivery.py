@@ -72,7 +72,9 @@ async def test_a_5000_character_answer_arrives_as_ordered_parts_with_intact_code
     await run_bot()
     asked = await world.dc.user_says(world.general, world.alice, "write a lot", mention_bot=True)
     first = await answer(world, asked)
-    await world.dc.wait_for(lambda: sum(len(m.content) for m in sent_by_bot(world, world.general)) >= len(text))
+    # the whole answer, not a preview as long as it (a preview's closed code blocks add fences)
+    await world.dc.wait_for(lambda: _unfenced([m.content for m in sent_by_bot(world, world.general)])
+                            == text.split("\n"))
     parts = [m.content for m in sent_by_bot(world, world.general)]
     assert len(parts) >= 3 and parts[0] == first.content
     assert all(len(part) <= 2000 for part in parts)
