@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from bot.allocator import THRESHOLD_BYTES
-from tests.bot.test_shutdown import bot_env, finish, start
+from tests.bot.test_shutdown import stderr_of_a_served_run
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -106,16 +105,6 @@ async def dc() -> AsyncIterator[FakeDiscord]:
 @needs_glibc
 async def test_python_m_bot_run_pins_the_thresholds_before_it_serves(dc: FakeDiscord, fake: FakeOpenAI,
                                                                       tmp_path: Path) -> None:
-    env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base)
-    proc = await start(["run"], env, tmp_path)
-    try:
-        await dc.wait_until_connected(timeout=60)
-        proc.send_signal(signal.SIGTERM)
-        code, _, err = await finish(proc)
-    finally:
-        if proc.returncode is None:  # the wait failed: no bot outlives its test
-            proc.kill()
-            await proc.wait()
-    assert code == 0, err
+    err = await stderr_of_a_served_run(dc, fake, tmp_path)
     said = [line for line in err.splitlines() if "malloc thresholds:" in line]
     assert len(said) == 1 and f"malloc thresholds: pinned at {THRESHOLD_BYTES} bytes" in said[0], err

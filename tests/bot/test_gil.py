@@ -5,7 +5,6 @@ bench/memory_bench.py (`--switch-interval-ms`), never timed here."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.gil import SWITCH_INTERVAL_S
-from tests.bot.test_shutdown import bot_env, finish, start
+from tests.bot.test_shutdown import stderr_of_a_served_run
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -41,16 +40,6 @@ async def dc() -> AsyncIterator[FakeDiscord]:
 
 async def test_python_m_bot_run_shortens_the_switch_interval_before_it_serves(
         dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
-    env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base)
-    proc = await start(["run"], env, tmp_path)
-    try:
-        await dc.wait_until_connected(timeout=60)
-        proc.send_signal(signal.SIGTERM)
-        code, _, err = await finish(proc)
-    finally:
-        if proc.returncode is None:  # the wait failed: no bot outlives its test
-            proc.kill()
-            await proc.wait()
-    assert code == 0, err
+    err = await stderr_of_a_served_run(dc, fake, tmp_path)
     said = [line for line in err.splitlines() if "GIL switch interval:" in line]
     assert len(said) == 1 and "GIL switch interval: 1 ms" in said[0], err

@@ -75,6 +75,23 @@ async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
+async def stderr_of_a_served_run(dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> str:
+    """Start `python -m bot run` against the fakes, wait until it is connected, stop it with
+    SIGTERM; its stderr (the exit code must be 0). No bot outlives a failed wait."""
+    env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base)
+    proc = await start(["run"], env, tmp_path)
+    try:
+        await dc.wait_until_connected(timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        code, _, err = await finish(proc)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert code == 0, err
+    return err
+
+
 def stored(data: Path, channel: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(role, content) of the channel's buffer, (outcome, answer) of its traces; integrity ok."""
     conn = sqlite3.connect(data / "bot.sqlite3")
