@@ -45,6 +45,15 @@ def _taken(source: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def _listed(values: np.ndarray) -> list[str]:
+    """`values.tolist()`, a few thousand at a time: one call makes every string holding the
+    GIL (about 5 ms for a heavy user's 50,000 ids; bench/probe/snapshot_gil.py)."""
+    out: list[str] = []
+    for start in range(0, len(values), _COPY_ROWS):
+        out.extend(values[start:start + _COPY_ROWS].tolist())
+    return out
+
+
 def _frozen(column: np.ndarray) -> np.ndarray:
     """A read-only view: the columns of rows already appended are never written again."""
     view = column.view()
@@ -97,11 +106,11 @@ class UserItems:
     def from_columns(cls, version: int, columns: Mapping[str, np.ndarray]) -> UserItems:
         """Items as `columns()` gave them: nothing is re-indexed or decoded (texts and metadata
         stay packed until a row is read). ValueError (or KeyError) when the arrays do not fit."""
-        ids: list[str] = np.asarray(columns["ids"], dtype=str).tolist()
+        ids = _listed(np.asarray(columns["ids"], dtype=str))
         count = len(ids)
         matrix = np.asarray(columns["matrix"], np.float32)
         scopes = [str(s) for s in np.asarray(columns["scope_names"]).tolist()]
-        traces = [str(t) for t in np.asarray(columns["exchange_names"]).tolist()]
+        traces = [str(t) for t in _listed(np.asarray(columns["exchange_names"]))]
         scope = np.asarray(columns["scope"], np.int32)
         exchange = np.asarray(columns["exchange"], np.int32)
         lengths = [len(matrix), len(columns["created"]), len(scope), len(columns["reply"]), len(exchange)]
@@ -128,7 +137,9 @@ class UserItems:
         entry._scopes = {name: code for code, name in enumerate(scopes)}
         entry._exchanges = {name: code for code, name in enumerate(traces)}
         entry.ids = ids
-        entry._rows = dict(zip(ids, range(count), strict=True))
+        entry._rows = {}
+        for start in range(0, count, _COPY_ROWS):  # not one dict(zip(...)): see _listed
+            entry._rows.update(zip(ids[start:start + _COPY_ROWS], range(start, start + _COPY_ROWS)))
         if len(entry._rows) != count or len(entry._scopes) != len(scopes) or len(entry._exchanges) != len(traces):
             raise ValueError("restored items: an id, scope or exchange appears twice")
         entry.keywords = keywords

@@ -3,7 +3,8 @@
 Builds `UserItems` of `--size` items of the heavy bench's texts (random unit vectors), then
 runs each step of a snapshot (`UserItems.columns` and its parts, `Snapshots.save`) on a worker
 thread while the main thread sleeps 1 ms at a time: how late the sleeper wakes is how long
-it could not get the GIL (plus CPU waits: run it on a quiet machine). Not part of the product.
+it could not get the GIL (plus CPU waits: run it on a quiet machine). The GIL's switch interval
+is the bot's (`bot.gil`) unless `--switch-interval-ms` says otherwise. Not part of the product.
 
     PYTHONPATH=$PWD python bench/probe/snapshot_gil.py --size 50000 [--dead-every 97]
 """
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory_bench import make_text  # noqa: E402
 
+from bot.gil import SWITCH_INTERVAL_S  # noqa: E402
 from memory.chroma_backend import StoredItem  # noqa: E402
 from memory.snapshot import Snapshots  # noqa: E402
 from memory.user_items import UserItems  # noqa: E402
@@ -52,7 +54,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=50_000)
     parser.add_argument("--dead-every", type=int, default=0,
                         help="mark every Nth item dead first (0: none; every row alive takes views)")
+    parser.add_argument("--switch-interval-ms", type=float, default=SWITCH_INTERVAL_S * 1000,
+                        help="sys.setswitchinterval (default: the bot's, bot.gil; CPython's own is 5)")
     args = parser.parse_args()
+    sys.setswitchinterval(args.switch_interval_ms / 1000)
     rng = random.Random(8)
     vectors = np.random.default_rng(3).standard_normal((args.size, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -74,8 +79,16 @@ def main() -> None:
     assert isinstance(columns, dict)
     with tempfile.TemporaryDirectory() as tmp:
         snapshots = Snapshots(tmp, embedder="probe")
-        held("Snapshots.save (whole: savez, fsync, rename)", lambda: snapshots.save("u", columns, "t", 0))
+        held("Snapshots.save (whole: write, fsync, rename)", lambda: snapshots.save("u", columns, "t", 0))
         held("Snapshots.load", lambda: snapshots.load("u", 1))
+
+        def read() -> dict[str, np.ndarray]:
+            with np.load(snapshots.path("u"), allow_pickle=False) as data:
+                return {name[2:]: data[name] for name in data.files if name.startswith("c_")}
+
+        read_back = held("  its arrays read (np.load)", read)
+        assert isinstance(read_back, dict)
+        held("  its items made (UserItems.from_columns)", lambda: UserItems.from_columns(1, read_back))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from memory.chroma_backend import StoredItem
 from memory import semantic
 from memory.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory, scope_for
-from memory.snapshot import Snapshots
+from memory.snapshot import WRITE_BYTES, Snapshots, write_npz
 from memory.user_items import UserItems
 
 ALICE = "111111111111111111"
@@ -205,3 +205,24 @@ def test_a_snapshot_is_not_restored_for_another_user_or_another_model(tmp_path: 
     restored = snapshots.load(ALICE, 0)
     assert restored is not None and [restored[0].items[n].text for n in range(2)] == TEXTS[:2]
     assert Snapshots(tmp_path, embedder="another model").load(ALICE, 0) is None
+
+
+def test_a_snapshot_file_reads_back_as_numpys_own_savez_of_the_same_arrays(tmp_path: Path) -> None:
+    arrays = {"scalar": np.array("a token ☃"), "empty": np.zeros((0, 384), np.float32),
+              "vectors": np.random.default_rng(1).random((3000, 384), dtype=np.float32),
+              "strided": np.arange(30.0).reshape(10, 3)[:, 1], "flags": np.array([True, False]),
+              "ids": np.array(["1", "22", "é☃"]), "ends": np.arange(3 * WRITE_BYTES // 8, dtype=np.int64)}
+    ours, numpys = tmp_path / "ours.npz", tmp_path / "numpys.npz"
+    with ours.open("wb") as out:
+        write_npz(out, arrays)
+    np.savez(numpys, **arrays)
+    with np.load(ours, allow_pickle=False) as got, np.load(numpys, allow_pickle=False) as want:
+        assert got.files == want.files
+        for name in want.files:
+            assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape
+            assert np.array_equal(got[name], want[name]), name
+
+
+def test_an_array_of_python_objects_is_refused_by_the_snapshot_writer(tmp_path: Path) -> None:
+    with (tmp_path / "x.npz").open("wb") as out, pytest.raises(ValueError, match="Python objects"):
+        write_npz(out, {"bad": np.array([{"a": 1}], dtype=object)})
