@@ -7,8 +7,8 @@ the GIL back, and CPython makes a thread that holds it give it up only once anot
 takes it again a few times (each system call does) waits that long each time. The kernel's
 record of the memory bench's growth stalls showed exactly that: one stall of 12 ms made of
 three waits of about 5 ms in `take_gil` (bench/README.md, "The GIL's switch interval"). This is
-CPython's convoy effect, where a thread doing I/O waits behind one computing (CPython issue
-gh-90204, bpo-7946).
+CPython's convoy effect, where a thread doing I/O waits behind one computing (CPython issues
+gh-52194 (bpo-7946) and gh-90204 (bpo-46046)).
 
 `shorten_switch_interval()` sets it to `SWITCH_INTERVAL_S` (1 ms): each such wait is then about
 1 ms, at the price of more GIL hand-overs between busy threads (the bench's growth and search

@@ -435,7 +435,7 @@ class UserMemory:
                     (self._tokenless.add if token is None else self._tokenless.discard)(user_id)
                 else:
                     snapshots.drop(user_id)
-            except (OSError, StoreUnavailable) as exc:
+            except (OSError, ValueError, StoreUnavailable) as exc:
                 log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
             finally:
                 with self._saving_lock:

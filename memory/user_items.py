@@ -47,7 +47,8 @@ def _taken(source: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _listed(values: np.ndarray) -> list[str]:
     """`values.tolist()`, a few thousand at a time: one call makes every string holding the
-    GIL (about 5 ms for a heavy user's 50,000 ids; bench/probe/snapshot_gil.py)."""
+    GIL (with the row map's one `dict(zip(...))`, a 1 ms sleeper waited 4.1-4.3 ms while a
+    50,000-item user was restored; bench/probe/snapshot_gil.py)."""
     out: list[str] = []
     for start in range(0, len(values), _COPY_ROWS):
         out.extend(values[start:start + _COPY_ROWS].tolist())
@@ -105,12 +106,13 @@ class UserItems:
     @classmethod
     def from_columns(cls, version: int, columns: Mapping[str, np.ndarray]) -> UserItems:
         """Items as `columns()` gave them: nothing is re-indexed or decoded (texts and metadata
-        stay packed until a row is read). ValueError (or KeyError) when the arrays do not fit."""
+        stay packed until a row is read). ValueError (or KeyError, TypeError) when the arrays do
+        not fit."""
         ids = _listed(np.asarray(columns["ids"], dtype=str))
         count = len(ids)
         matrix = np.asarray(columns["matrix"], np.float32)
         scopes = [str(s) for s in np.asarray(columns["scope_names"]).tolist()]
-        traces = [str(t) for t in _listed(np.asarray(columns["exchange_names"]))]
+        traces = _listed(np.asarray(columns["exchange_names"], dtype=str))
         scope = np.asarray(columns["scope"], np.int32)
         exchange = np.asarray(columns["exchange"], np.int32)
         lengths = [len(matrix), len(columns["created"]), len(scope), len(columns["reply"]), len(exchange)]

@@ -38,7 +38,7 @@ async def dc() -> AsyncIterator[FakeDiscord]:
         yield server
 
 
-async def test_python_m_bot_run_shortens_the_switch_interval_before_it_serves(
+async def test_python_m_bot_run_shortens_the_switch_interval(
         dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> None:
     err = await stderr_of_a_served_run(dc, fake, tmp_path)
     said = [line for line in err.splitlines() if "GIL switch interval:" in line]

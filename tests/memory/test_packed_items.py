@@ -133,6 +133,26 @@ def test_columns_of_more_rows_than_one_copy_takes_keep_every_live_vector_and_id_
     assert np.array_equal(entry.matrix, vectors)
 
 
+def test_more_rows_than_one_copy_takes_restore_with_each_id_at_its_own_row() -> None:
+    count = 3 * _COPY_ROWS + 17  # the ids are listed and mapped a copy at a time
+    entry = UserItems(0)
+    entry.append([numbered(n) for n in range(count)], np.ones((count, 4), np.float32))
+    restored = UserItems.from_columns(1, entry.columns())
+    assert restored.ids == [f"id{n}" for n in range(count)]
+    assert all(restored.row(f"id{n}") == n for n in range(count))
+
+
+def test_an_id_twice_across_two_copies_is_refused_when_restored() -> None:
+    count = _COPY_ROWS + 10
+    entry = UserItems(0)
+    entry.append([numbered(n) for n in range(count)], np.ones((count, 4), np.float32))
+    columns = entry.columns()
+    columns["ids"] = columns["ids"].copy()
+    columns["ids"][_COPY_ROWS + 5] = columns["ids"][3]  # one copy's id again in the next
+    with pytest.raises(ValueError, match="twice"):
+        UserItems.from_columns(1, columns)
+
+
 def segmented(count: int) -> tuple[PackedItems, list[StoredItem]]:
     """Items packed in segments of every kind: single adds merged into small ones, then bulk."""
     expected = [numbered(n) for n in range(count)]
