@@ -1,7 +1,7 @@
 """Shared fixtures of the bot tests: a loopback FakeOpenAI (chat + embeddings), an env mapping
 pointing everything at it and at a tmp DATA_DIR, and a real Runtime (real agent, real SQLite
 file, real embedded Chroma) built from it; the Discord tests' `world` and `run_bot` come from
-discord_fixtures."""
+discord_fixtures; `dc`, a fake Discord alone for a bot run as its own process."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from bot.config import load_settings
 from bot.requests import TurnRequest
 from bot.runtime import Runtime
 from tests.bot.discord_fixtures import run_bot, world  # noqa: F401  (fixtures of the Discord tests)
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 
 GUILD = "100000000000000001"
@@ -27,6 +28,13 @@ BOB = "200000000000000002"
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeOpenAI]:
     async with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+async def dc() -> AsyncIterator[FakeDiscord]:
+    """A loopback fake Discord (REST and gateway) alone, for a bot run as its own process."""
+    async with FakeDiscord() as server:
         yield server
 
 

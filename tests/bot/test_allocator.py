@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -94,12 +93,6 @@ def test_other_glibc_tunables_do_not_stop_the_pinning() -> None:
     held = _held_after_a_thread_frees_12_mib(pin=True, environ={"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})
     assert held["pinned"] is True
     assert held["held_kib"] < 2 * 1024
-
-
-@pytest.fixture
-async def dc() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        yield server
 
 
 @needs_glibc

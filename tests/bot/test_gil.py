@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,12 +29,6 @@ def test_the_switch_interval_goes_from_pythons_5_ms_to_1_ms() -> None:
     before, returned, after = json.loads(done.stdout)
     assert before == pytest.approx(0.005)
     assert SWITCH_INTERVAL_S == 0.001 and returned == after == pytest.approx(SWITCH_INTERVAL_S)
-
-
-@pytest.fixture
-async def dc() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        yield server
 
 
 async def test_python_m_bot_run_shortens_the_switch_interval(

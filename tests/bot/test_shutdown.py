@@ -9,10 +9,8 @@ import asyncio
 import signal
 import sqlite3
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 
 from bot.errors import sentence_for
 from bot.runtime import Runtime
@@ -23,12 +21,6 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 
 EXIT_WAIT_S = 90
-
-
-@pytest.fixture
-async def dc() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        yield server
 
 
 def bot_env(fake: FakeOpenAI, data: Path, **extra: str) -> dict[str, str]:
