@@ -1,6 +1,6 @@
 """Probe: how late an idle asyncio loop's 2 ms sleeps wake on this machine, alone and beside
 processes spinning at nice 5: the floor under every "worst loop stall" the benches print
-(bench/README.md, "The growth stall against the machine's floor").
+(bench/README.md, "Running them").
 
     python bench/probe/loop_floor.py --seconds 60 --burners 0 1 2
 """

@@ -1,5 +1,5 @@
 """Probe: what the event loop's thread was doing during each stall of the heavy memory bench,
-from the kernel's scheduler events (bench/README.md, "Where the growth stalls went").
+from the kernel's scheduler events (docs/decisions/0018-gil-switch-interval.md).
 
 Not part of the product or of the bench's figures: a diagnosis tool. Three steps:
 
