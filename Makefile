@@ -5,22 +5,31 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# What `make run` needs (the bot and its dependencies), and what `make test` and `make bench`
+# add to it (pytest and its plugins, ruff, LangChain for the parser comparison).
+RUN_STAMP  := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 # The tests run on one worker per core (pytest-xdist), a module's tests on one worker so that
 # module fixtures (a fresh venv, a Chroma server) are built once.
 PYTEST_WORKERS ?= -n auto --dist loadfile
 
 .PHONY: run test bench venv system-deps clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -c constraints.txt -e .
+	touch $(RUN_STAMP)
+
+$(TEST_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,bench]'
-	touch $(STAMP)
+	touch $(RUN_STAMP) $(TEST_STAMP)
 
-venv: $(STAMP)
+venv: $(TEST_STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(PY) -m bot
 
 # Tools the deploy tests run (systemd-analyze and systemctl, shellcheck, sqlite3, a C compiler with
@@ -41,16 +50,16 @@ system-deps:
 # As root (CI) the missing tools are installed first and every test runs; as anyone else apt-get
 # is never called, and the tests needing root or a missing tool are skipped, each saying why.
 ifeq ($(shell id -u),0)
-test: $(STAMP) system-deps
+test: $(TEST_STAMP) system-deps
 	$(PY) -m pytest -q $(PYTEST_WORKERS)
 else
-test: $(STAMP)
+test: $(TEST_STAMP)
 	@echo "not root: the tests that need root$(if $(MISSING), or $(MISSING),) are skipped;" \
 		"sudo make system-deps installs the tools, sudo make test runs every test"
 	$(PY) -m pytest -q $(PYTEST_WORKERS)
 endif
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PY) bench/agent_bench.py
 	$(PY) bench/parser_eval.py
 	$(PY) bench/memory_bench.py

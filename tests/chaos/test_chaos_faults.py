@@ -12,7 +12,10 @@ import pytest
 from bench.chaos_faults import run_faults
 from tests.fakes.flaky_model import FAULT_KINDS
 
-pytestmark = pytest.mark.slow  # starts the real bot process
+pytestmark = [
+    pytest.mark.slow,  # starts the real bot process
+    pytest.mark.needs("mount", root="mount a size-limited tmpfs as the bot's data folder"),
+]
 
 
 async def test_faults_give_one_reply_in_time_and_keep_the_file_whole(tmp_path: Path) -> None:

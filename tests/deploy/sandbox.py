@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.conftest import require_tool
+from tests.needs import require_tool
 from tests.deploy.unitfile import UnitFile
 
 __all__ = ["Sandbox", "build_sandbox_run"]

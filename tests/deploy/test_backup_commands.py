@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.conftest import DEPLOY_README, NAME, require_tool
+from tests.deploy.conftest import DEPLOY_README, NAME
+from tests.needs import require_tool
 
 
 def readme_command(marker: str) -> str:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.config import load_settings
-from tests.deploy.conftest import DEPLOY_README, ENV_EXAMPLE, INSTALL_SH, require_tool
+from tests.deploy.conftest import DEPLOY_README, ENV_EXAMPLE, INSTALL_SH
+from tests.needs import require_tool
 
 # (variable, default as documented); None: no default (required, unset or empty).
 SETTINGS = [

@@ -20,8 +20,8 @@ from tests.deploy.conftest import (
     INSTALL_SH,
     NAME,
     Installer,
-    require_tool,
 )
+from tests.needs import require_tool
 
 pytestmark = pytest.mark.needs("systemctl")  # install.sh enables the units with it
 

@@ -1,4 +1,4 @@
-"""The `needs` rule of the deploy tests (tests/deploy/conftest.py): a test missing a system tool
+"""The `needs` rule (tests/needs.py): a test missing a system tool
 or root is skipped, saying why in one line, only for an ordinary user outside CI; as root or
 in CI it fails. The decision on its own, then the marker in a real pytest run."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.conftest import REPO, requirement_outcome, running_in_ci, unmet_needs
+from tests.deploy.conftest import REPO
+from tests.needs import requirement_outcome, running_in_ci, unmet_needs
 
 MISSING = "no-such-tool-7f3a"
 
@@ -56,7 +57,7 @@ def test_missing_tools_are_named_on_one_line_with_the_command_that_installs_them
     assert "\n" not in line
 
 
-INNER_CONFTEST = "from tests.deploy.conftest import pytest_configure, pytest_runtest_setup  # noqa: F401\n"
+INNER_CONFTEST = "from tests.conftest import pytest_configure, pytest_runtest_setup  # noqa: F401\n"
 INNER_TESTS = f"""
 import pytest
 
@@ -99,3 +100,11 @@ def test_outside_ci_a_missing_tool_skips_as_an_ordinary_user_and_fails_as_root(t
     else:
         assert done.returncode == 0 and "2 passed, 1 skipped" in done.stdout, done.stdout
     assert reason in done.stdout
+
+
+def test_the_full_disk_chaos_test_says_it_needs_root_to_mount_its_tmpfs() -> None:
+    from tests.chaos import test_chaos_faults
+
+    marks = [m for m in test_chaos_faults.pytestmark if m.name == "needs"]
+    assert [m.args for m in marks] == [("mount",)]
+    assert "mount" in marks[0].kwargs["root"]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, DEPLOY_README, NAME, require_tool
+from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, DEPLOY_README, NAME
+from tests.needs import require_tool
 
 pytestmark = pytest.mark.needs("systemd-analyze")
 
