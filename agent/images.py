@@ -2,7 +2,7 @@
 
 The same user message goes out in every protocol (text ReAct and native tool calling): the
 question as a text part, then one part per image. What an image is, and whether the model can
-see it, is for the caller to decide (bot.images checks and converts them).
+see it, is for the caller to decide (bot.turn.images checks and converts them).
 
 Part of agent/: imports nothing from bot/ or memory/.
 """

@@ -1,6 +1,6 @@
 """Benchmark of the turn pipeline (no Discord): throughput, its own overhead, event-loop stalls.
 
-Drives bot.pipeline.TurnPipeline through a real Runtime (real agent loop and tool registry,
+Drives bot.turn.pipeline.TurnPipeline through a real Runtime (real agent loop and tool registry,
 real SQLite file, real embedded Chroma with the offline all-MiniLM-L6-v2 embedder, in a temp
 DATA_DIR) with an IN-PROCESS fake model: an LLMClient-compatible object whose `complete()`
 sleeps a fixed delay (default 50 ms) and answers with one tool step (the calculator) and then a
@@ -48,9 +48,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agent.events import Usage  # noqa: E402
 from agent.llm import Completion  # noqa: E402
-from bot.config import load_settings  # noqa: E402
-from bot.requests import TurnRequest  # noqa: E402
-from bot.runtime import Runtime  # noqa: E402
+from bot.settings.config import load_settings  # noqa: E402
+from bot.turn.requests import TurnRequest  # noqa: E402
+from bot.process.runtime import Runtime  # noqa: E402
 from memory.semantic import scope_for  # noqa: E402
 from tests.fakes.chroma_server import ChromaServer  # noqa: E402  (a real `chroma run`)
 

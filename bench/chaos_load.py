@@ -19,7 +19,7 @@ queue wait is the pipeline's own `queued_ms` from the bot's log.
 Heartbeats are stamped when FakeDiscord's loop reads them, and that loop is the load
 generator's too: a stall there delays the stamp. So this loop's stalls are recorded (every
 50 ms), each late heartbeat is also graded with the stall around its stamp taken off, and
-the bot's own loop stalls are read from its health lines (bot.health's loop_lag_ms).
+the bot's own loop stalls are read from its health lines (bot.process.health's loop_lag_ms).
 With `tracemalloc_dir`, the bot traces its allocations (bench/probe) and dumps a snapshot
 after each round (SIGUSR1); with `memstats`, every process of the bot's tree appends its heap,
 object and container counts to that file after each round (SIGUSR2); `bot_env` adds variables
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.chaos_world import REPO, World, read_disk, read_memory, tree_pids
-from bot.health import LOOP_LAG_REPORT_S
+from bot.process.health import LOOP_LAG_REPORT_S
 from tests.fakes.discord_ratelimit import RateLimiter
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 

@@ -226,7 +226,7 @@ class DiskState:
     turns: dict[str, list[str]]    # channel -> the questions stored, in buffer order
     answered_traces: set[str]      # trace ids of answered turns
     trace_users: dict[str, str]    # trace id -> who asked
-    unsettled_writes: int          # announced memory writes not settled (memory.write_log; 0 without one)
+    unsettled_writes: int          # announced memory writes not settled (memory.stores.write_log; 0 without one)
 
 
 def read_disk(data_dir: Path) -> DiskState:

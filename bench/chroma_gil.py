@@ -1,7 +1,7 @@
 """Does embedded Chroma hold the GIL? A thread runs Chroma adds and paged reads while the main
 thread sleeps 2 ms at a time; the worst lateness of its wake-ups is the stall an event loop
 would see. For comparison, the same with a thread running pure Python (which the interpreter
-interrupts every 5 ms) and with the Chroma work in a worker process (memory.chroma_process).
+interrupts every 5 ms) and with the Chroma work in a worker process (memory.semantic.chroma_process).
 
     python bench/chroma_gil.py
 """
@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.chroma_backend import ChromaStore  # noqa: E402
-from memory.chroma_process import ChromaProcess  # noqa: E402
+from memory.semantic.chroma_backend import ChromaStore  # noqa: E402
+from memory.semantic.chroma_process import ChromaProcess  # noqa: E402
 
 BATCHES, BATCH, PAGE = 20, 256, 200
 

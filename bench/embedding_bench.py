@@ -26,7 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import hard_histories  # noqa: E402
 import numpy as np  # noqa: E402
 
-from memory.embeddings import LocalEmbedder  # noqa: E402
+from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
 
 VARIANTS = [("torch", 1), ("torch", 2), ("onnx", 1), ("onnx", 2)]
 

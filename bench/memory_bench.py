@@ -2,7 +2,7 @@
 
 Two parts (`--part scale`, `--part heavy`, or `--part all`, the default), `--part keyword`,
 which times the incremental BM25 index against SQLite FTS5 over one user's texts, and
-`--part rank`, which times the ranking step alone (`memory.search.rank` over one user's
+`--part rank`, which times the ranking step alone (`memory.semantic.search.rank` over one user's
 columns held in this process: the bench's texts, random unit vectors, no Chroma, no model) at
 each of `--heavy-sizes`, beside its two scans (the dense product and the BM25 scores) alone;
 `--profile` adds cProfile's busiest functions at the largest size.
@@ -28,14 +28,14 @@ memory object on the same folder: nothing of this process's caches), the event l
 worst stall (a ticker task measuring how late it wakes) during the searches and the cold
 loads and during the bulk load, and RSS. Targets: search p95 <= 50 ms after an add, cold
 first search <= 1 s, worst stall <= 20 ms, RSS printed.
-The cold search of a user with at least 500 items reads that user's snapshot (`memory.snapshot`,
+The cold search of a user with at least 500 items reads that user's snapshot (`memory.semantic.snapshot`,
 written by the first load and on close), as it is when the user's write token is current
-(`memory.write_tokens`), else checked against the ids Chroma has; the breakdown of the cold
+(`memory.semantic.write_tokens`), else checked against the ids Chroma has; the breakdown of the cold
 loads (token read, snapshot restore, ids read, fetch of missing items) is printed too. First,
 for `--floor-s` seconds, the same ticker runs with no memory work: the stalls the machine makes
 on its own (a virtual machine's idle CPUs waking, other processes), the floor the memory's
 figures stand on. `--store thread` runs embedded Chroma
-in this process's threads instead of a worker process (`memory.chroma_process`).
+in this process's threads instead of a worker process (`memory.semantic.chroma_process`).
 `--vector-cache FILE` keeps the corpus's vectors between runs (the bulk load is not what this
 part measures: query vectors are never taken from it). The bulk loads' lines also give their
 items/s and how many ticks were over 20 ms late; `--snapshot-after N` is open_user_memory's
@@ -43,8 +43,8 @@ items/s and how many ticks were over 20 ms late; `--snapshot-after N` is open_us
 settle; while they go on, a quarter of the user's rows must be new as well: `memory.semantic`).
 
 The process's glibc malloc thresholds are pinned as `python -m bot run` pins them
-(`bot.allocator`); `--malloc default` leaves glibc's dynamic thresholds instead. The GIL's
-switch interval is the bot's too (`bot.gil`, 1 ms); `--switch-interval-ms 5` is CPython's own.
+(`bot.process.allocator`); `--malloc default` leaves glibc's dynamic thresholds instead. The GIL's
+switch interval is the bot's too (`bot.process.gil`, 1 ms); `--switch-interval-ms 5` is CPython's own.
 Each stall line counts the ticks over 20 ms late and, in brackets, over 10 ms.
 
 Figures only: nothing here asserts on timings.
@@ -78,16 +78,16 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.allocator import pin_malloc_thresholds  # noqa: E402
-from bot.gil import SWITCH_INTERVAL_S  # noqa: E402
+from bot.process.allocator import pin_malloc_thresholds  # noqa: E402
+from bot.process.gil import SWITCH_INTERVAL_S  # noqa: E402
 from memory import ranking, search  # noqa: E402
-from memory.chroma_backend import StoredItem  # noqa: E402
-from memory.embeddings import LocalEmbedder  # noqa: E402
-from memory.keyword_index import KeywordIndex  # noqa: E402
-from memory.ranking import tokenize  # noqa: E402
-from memory.search_timing import SearchTiming  # noqa: E402
+from memory.semantic.chroma_backend import StoredItem  # noqa: E402
+from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
+from memory.semantic.keyword_index import KeywordIndex  # noqa: E402
+from memory.semantic.ranking import tokenize  # noqa: E402
+from memory.semantic.search_timing import SearchTiming  # noqa: E402
 from memory.semantic import SNAPSHOT_AFTER, open_user_memory, scope_for  # noqa: E402
-from memory.user_items import UserItems  # noqa: E402
+from memory.semantic.user_items import UserItems  # noqa: E402
 
 NAMES = ["Lena", "Omar", "Priya", "Jonas", "Mei", "Tomás", "Aiko", "Farah", "Nils", "Zoe", "Ravi", "Ines"]
 PLACES = ["Lisbon", "Kyoto", "Oslo", "Nairobi", "Montreal", "Tallinn", "Cusco", "Hanoi", "Porto", "Denver",
@@ -446,7 +446,7 @@ async def run_heavy(args: argparse.Namespace, embedder: LocalEmbedder) -> None:
 
 def run_keyword(args: argparse.Namespace) -> None:
     """The incremental BM25 index against SQLite FTS5 (its bm25()) over one user's 50,000 texts."""
-    print("== keyword: memory.keyword_index vs SQLite FTS5, one user's texts ==", flush=True)
+    print("== keyword: memory.semantic.keyword_index vs SQLite FTS5, one user's texts ==", flush=True)
     rng = random.Random(args.seed + 2)
     texts = [make_text(rng) for _ in range(args.keyword_items)]
     queries = [make_query(rng) for _ in range(50)]
@@ -475,8 +475,8 @@ def run_keyword(args: argparse.Namespace) -> None:
 
 
 def run_rank(args: argparse.Namespace) -> None:
-    """`memory.search.rank` alone over one user's columns, at each heavy size."""
-    print("== rank: memory.search.rank over one user's columns (no Chroma, no model) ==", flush=True)
+    """`memory.semantic.search.rank` alone over one user's columns, at each heavy size."""
+    print("== rank: memory.semantic.search.rank over one user's columns (no Chroma, no model) ==", flush=True)
     rng = random.Random(args.seed + 3)
     vectors = np.random.default_rng(args.seed)
     start, now = 1_750_000_000.0, 1_750_000_000.0 + 366 * 86_400
@@ -529,7 +529,7 @@ async def run(args: argparse.Namespace) -> None:
     if args.part == "rank":
         run_rank(args)
         return
-    if args.malloc == "pinned":  # the process as `python -m bot run` sets it up (bot.allocator)
+    if args.malloc == "pinned":  # the process as `python -m bot run` sets it up (bot.process.allocator)
         pin_malloc_thresholds(os.environ)
     line("malloc thresholds", args.malloc)
     sys.setswitchinterval(args.switch_interval_ms / 1000)
@@ -575,11 +575,11 @@ def main() -> None:
     parser.add_argument("--floor-s", type=float, default=30.0,
                         help="heavy part: seconds of the ticker alone first (the machine's own stalls; 0: none)")
     parser.add_argument("--malloc", choices=("pinned", "default"), default="pinned",
-                        help="glibc's malloc thresholds pinned as `python -m bot run` pins them (bot.allocator), "
+                        help="glibc's malloc thresholds pinned as `python -m bot run` pins them (bot.process.allocator), "
                              "or glibc's dynamic default")
     parser.add_argument("--switch-interval-ms", type=float, default=SWITCH_INTERVAL_S * 1000,
                         help="sys.setswitchinterval, ms: how long a thread keeps the GIL once another waits "
-                             "(default: the bot's, bot.gil; CPython's own is 5)")
+                             "(default: the bot's, bot.process.gil; CPython's own is 5)")
     args = parser.parse_args()
     if args.items < args.users or args.users < 1:
         parser.error("--items must be at least --users, and --users at least 1")

@@ -25,7 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import hard_histories  # noqa: E402
 
-from memory.embeddings import LocalEmbedder  # noqa: E402
+from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
 
 RUNS = 7
 

@@ -13,14 +13,14 @@ Datasets, side by side:
   months, 730 questions; users "aiko" and "dev" are the held-out split). A question's
   recall@k is the share of its evidence turns in the top k ("window" questions: any one).
 
-Every turn is stored as the bot stores it: `bot.persistence.exchange_items` gives the items
+Every turn is stored as the bot stores it: `bot.turn_store.persistence.exchange_items` gives the items
 (text + metadata), `memory.semantic.open_user_memory` (embedded Chroma, offline
 all-MiniLM-L6-v2) stores them with created_at = the turn's time, in time order; each
 question is asked at its own time with only the earlier turns stored. Text-unit variants
 are made from the bot's items (replies dropped, context dropped).
 
 Ranking variants differ only in how the same candidates are ordered, so each question
-gathers its candidates once and every variant orders them with `memory.ranking.fuse`
+gathers its candidates once and every variant orders them with `memory.semantic.ranking.fuse`
 and its own `RankingConfig`, passed as an argument: dense similarities from the very
 vectors the store computed (the store's embedder is wrapped to keep them), BM25 scores
 from an index over the same indexed texts with the variant's tokenizer. The store's own
@@ -61,10 +61,10 @@ import hard_histories  # noqa: E402
 from dialogues import SESSIONS, filler_turns  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
-from bot.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
-from bot.requests import TurnRequest  # noqa: E402
+from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
+from bot.turn.requests import TurnRequest  # noqa: E402
 from memory import ranking  # noqa: E402
-from memory.embeddings import LocalEmbedder  # noqa: E402
+from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 
 DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
@@ -83,7 +83,7 @@ TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
 # memory.semantic embeds and keyword-indexes an item with metadata "context" as
 # context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
-NATIVE_CONTEXT = importlib.util.find_spec("memory.validation") is not None
+NATIVE_CONTEXT = importlib.util.find_spec("memory.semantic.validation") is not None
 
 
 # -- the data, as one shape ----------------------------------------------------------------

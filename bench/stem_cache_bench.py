@@ -1,6 +1,6 @@
 """What PyStemmer's word cache buys the keyword index: time per word and memory held, by cache size.
 
-`memory.ranking` stems every word of every text it tokenizes with PyStemmer's Snowball English
+`memory.semantic.ranking` stems every word of every text it tokenizes with PyStemmer's Snowball English
 stemmer, one per thread. PyStemmer keeps a cache of stemmed words per stemmer (10,000 by
 default); this bench tokenizes two word streams with each cache size, taking turns round by
 round so that other work on the machine weighs on all alike:

@@ -5,6 +5,6 @@ that `import bot` stays light."""
 from __future__ import annotations
 
 from bot.errors import BotError, ConfigError, sentence_for
-from bot.requests import TurnRequest, TurnResult
+from bot.turn.requests import TurnRequest, TurnResult
 
 __all__ = ["BotError", "ConfigError", "TurnRequest", "TurnResult", "sentence_for"]

@@ -8,9 +8,9 @@
 
 Reads .env from the current folder first (variables already set win). A configuration or
 store problem prints one line "config error: ..." on stderr and exits 2, never a traceback.
-SIGTERM and SIGINT stop gracefully (bot.shutdown): running turns finish within
+SIGTERM and SIGINT stop gracefully (bot.process.shutdown): running turns finish within
 SHUTDOWN_TIMEOUT_S, the rest get a "restarting" sentence, the stores are closed, exit 0.
-Logging: bot.logging_setup. The only place in bot/ that reads os.environ.
+Logging: bot.process.logging_setup. The only place in bot/ that reads os.environ.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from bot.allocator import pin_malloc_thresholds
-from bot.config import Settings, load_settings
+from bot.process.allocator import pin_malloc_thresholds
+from bot.settings.config import Settings, load_settings
 from bot.errors import ConfigError
-from bot.gil import shorten_switch_interval
-from bot.heap import freeze_start_up_heap
-from bot.logging_setup import configure_logging
-from bot.shutdown import StopSignal
+from bot.process.gil import shorten_switch_interval
+from bot.process.heap import freeze_start_up_heap
+from bot.process.logging_setup import configure_logging
+from bot.process.shutdown import StopSignal
 from memory.errors import MemoryStoreError
 
 EXIT_CONFIG = 2
@@ -44,14 +44,14 @@ def _require_model(settings: Settings) -> None:
 
 async def _until_stopped(serve: Callable[[Settings, StopSignal], Awaitable[int | None]],
                          settings: Settings) -> int:
-    """Run a front end with SIGTERM/SIGINT routed to its graceful shutdown (bot.shutdown)."""
+    """Run a front end with SIGTERM/SIGINT routed to its graceful shutdown (bot.process.shutdown)."""
     stop = StopSignal()
     with stop.installed():
         return await serve(settings, stop) or 0
 
 
 def _chat(settings: Settings, explicit_log_level: bool) -> int:
-    from bot.console import run_console
+    from bot.console.chat import run_console
 
     # A person at the terminal: no cooldown, and only warnings on stderr unless asked.
     configure_logging(settings.log_level if explicit_log_level else "WARNING")
@@ -65,14 +65,14 @@ def _discord(settings: Settings) -> int:
     configure_logging(settings.log_level)
     from bot.discord_app import run_discord  # imported here: the console works without it
 
-    freeze_start_up_heap()  # the imports' objects, out of the collector's full scans (bot.heap)
-    pin_malloc_thresholds(os.environ)  # memory the threads free goes back to the system (bot.allocator)
-    shorten_switch_interval()  # the event loop waits less for the GIL behind busy threads (bot.gil)
+    freeze_start_up_heap()  # the imports' objects, out of the collector's full scans (bot.process.heap)
+    pin_malloc_thresholds(os.environ)  # memory the threads free goes back to the system (bot.process.allocator)
+    shorten_switch_interval()  # the event loop waits less for the GIL behind busy threads (bot.process.gil)
     return asyncio.run(_until_stopped(run_discord, settings))
 
 
 def _check() -> int:
-    from bot.check import run_checks
+    from bot.process.check import run_checks
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     configure_logging("ERROR")

@@ -1,7 +1,7 @@
 """The small interfaces the front ends (the Discord cogs, the console) depend on.
 
 Each is a Protocol of what one command needs: running a turn, reading traces, a person's own
-memory, a channel's buffer. bot.pipeline.TurnPipeline and the services of bot.services
+memory, a channel's buffer. bot.turn.pipeline.TurnPipeline and the services of bot.services
 implement them; ``FrontEndServices`` bundles one of each for a front end.
 
 Part of bot/: imports only plain data types (requests, trace and memory records).
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.events import AgentEvent
-from bot.place_settings import PlaceSettings
-from bot.requests import TurnRequest, TurnResult
-from memory.guild_settings import SettingValue, StoredSetting
+from bot.settings.place import PlaceSettings
+from bot.turn.requests import TurnRequest, TurnResult
+from memory.stores.guild_settings import SettingValue, StoredSetting
 from memory.semantic import MemoryHit
-from memory.traces import TraceRecord
+from memory.stores.traces import TraceRecord
 
 __all__ = ["ChannelAdmin", "EventCallback", "FrontEndServices", "PersonMemory", "PlaceSettingsAccess",
            "TraceAccess", "TurnRunner"]
@@ -28,7 +28,7 @@ EventCallback = Callable[[AgentEvent], Awaitable[None]]
 
 
 class TurnRunner(Protocol):
-    """Answers one request (see bot.pipeline)."""
+    """Answers one request (see bot.turn.pipeline)."""
 
     async def handle(self, req: TurnRequest, on_event: EventCallback | None = None) -> TurnResult: ...
 
@@ -63,8 +63,8 @@ class ChannelAdmin(Protocol):
 
 
 class PlaceSettingsAccess(Protocol):
-    """A server's and its channels' settings (bot.place_settings.PlaceSettingsService): each
-    call names one guild; a refused value raises bot.place_settings.InvalidSetting."""
+    """A server's and its channels' settings (bot.settings.place.PlaceSettingsService): each
+    call names one guild; a refused value raises bot.settings.place.InvalidSetting."""
 
     def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
     def rows(self, guild_id: str) -> list[StoredSetting]: ...

@@ -13,11 +13,11 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-from bot.scheduling import TurnScheduler
+from bot.turn.scheduling import TurnScheduler
 from bot.stores import BufferStore, PersonMemoryStore, TraceStoreLike
-from memory.buffer import BufferedMessage
+from memory.stores.buffer import BufferedMessage
 from memory.semantic import MemoryHit, scope_for
-from memory.traces import TraceRecord
+from memory.stores.traces import TraceRecord
 
 __all__ = ["ChannelService", "PersonMemoryService", "TraceService", "manage_scope"]
 

@@ -1,7 +1,7 @@
 """What the bot needs of memory/'s stores, as small Protocols (the turn path and the cogs'
 services type their stores with these, not with the concrete classes or ``Any``).
 
-memory.buffer.ChannelBuffer, memory.traces.TraceStore, memory.database.Database and
+memory.stores.buffer.ChannelBuffer, memory.stores.traces.TraceStore, memory.stores.database.Database and
 memory.semantic.UserMemory satisfy them; tests may hand in anything that does.
 
 Part of bot/: imports memory/'s record types only.
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from memory.buffer import BufferedMessage
+from memory.stores.buffer import BufferedMessage
 from memory.semantic import AddItem, MemoryHit
-from memory.traces import TraceRecord
+from memory.stores.traces import TraceRecord
 
 __all__ = ["BufferStore", "MemoryAdder", "PersonMemoryStore", "TraceStoreLike", "Transactional",
            "UserMemoryStore"]

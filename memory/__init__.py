@@ -8,13 +8,13 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
-from memory.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.config import MemorySettings, load_memory_settings
-from memory.database import Database
+from memory.stores.database import Database
 from memory.errors import ConfigError, MemoryStoreError, SchemaVersionError, StoreUnavailable
-from memory.migrations import SCHEMA_VERSION
+from memory.stores.migrations import SCHEMA_VERSION
 from memory.tokens import estimate_tokens, truncate_to_tokens
-from memory.traces import TraceRecord, TraceStore
+from memory.stores.traces import TraceRecord, TraceStore
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -5,10 +5,10 @@ Variables (empty values count as unset):
     CHROMA_HOST            Chroma server host; unset = embedded PersistentClient under DATA_DIR
     CHROMA_PORT            Chroma server port (default 8000)
     CHROMA_PROCESS         "true" (default): the embedded Chroma runs in a child process, whose
-                           work cannot hold this process's GIL (memory.chroma_process); "false":
+                           work cannot hold this process's GIL (memory.semantic.chroma_process); "false":
                            in this process's threads (starts seconds sooner). Unused with a server
     CHROMA_WORKER_TRIM_S   that child gives the memory Chroma freed back to the system at most
-                           this often, in seconds (default 1; 0 = never) (memory.worker_heap)
+                           this often, in seconds (default 1; 0 = never) (memory.semantic.worker_heap)
     MEMORY_CACHE_MB        megabytes of users' memory items (vectors, texts, keyword index)
                            kept in the bot's process, least recently used evicted (default 512)
     MEMORY_SCOPE           "place" (default: guild items only in that guild, DM items only in
@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from envsettings import SettingError, read_bool, read_choice, read_float, read_int, read_secret, read_str, read_url
 from memory.errors import ConfigError
-from memory.worker_heap import HeapLimits
+from memory.semantic.worker_heap import HeapLimits
 
 __all__ = ["MemorySettings", "load_memory_settings"]
 

@@ -4,7 +4,7 @@ Builds `UserItems` of `--size` items of the heavy bench's texts (random unit vec
 runs each step of a snapshot (`UserItems.columns` and its parts, `Snapshots.save`) on a worker
 thread while the main thread sleeps 1 ms at a time: how late the sleeper wakes is how long
 it could not get the GIL (plus CPU waits: run it on a quiet machine). The GIL's switch interval
-is the bot's (`bot.gil`) unless `--switch-interval-ms` says otherwise. Not part of the product.
+is the bot's (`bot.process.gil`) unless `--switch-interval-ms` says otherwise. Not part of the product.
 
     PYTHONPATH=$PWD python bench/probe/snapshot_gil.py --size 50000 [--dead-every 97]
 """
@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory_bench import make_text  # noqa: E402
 
-from bot.gil import SWITCH_INTERVAL_S  # noqa: E402
-from memory.chroma_backend import StoredItem  # noqa: E402
-from memory.snapshot import Snapshots  # noqa: E402
-from memory.user_items import UserItems  # noqa: E402
+from bot.process.gil import SWITCH_INTERVAL_S  # noqa: E402
+from memory.semantic.chroma_backend import StoredItem  # noqa: E402
+from memory.semantic.snapshot import Snapshots  # noqa: E402
+from memory.semantic.user_items import UserItems  # noqa: E402
 
 
 def held(label: str, step: Callable[[], object]) -> object:
@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--dead-every", type=int, default=0,
                         help="mark every Nth item dead first (0: none; every row alive takes views)")
     parser.add_argument("--switch-interval-ms", type=float, default=SWITCH_INTERVAL_S * 1000,
-                        help="sys.setswitchinterval (default: the bot's, bot.gil; CPython's own is 5)")
+                        help="sys.setswitchinterval (default: the bot's, bot.process.gil; CPython's own is 5)")
     args = parser.parse_args()
     sys.setswitchinterval(args.switch_interval_ms / 1000)
     rng = random.Random(8)

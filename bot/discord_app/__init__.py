@@ -1,6 +1,6 @@
 """The Discord front end: translates Discord events into pipeline requests and sends answers.
 
-Handlers translate; the pipeline (bot.pipeline) decides. Nothing in agent/ or memory/ imports
+Handlers translate; the pipeline (bot.turn.pipeline) decides. Nothing in agent/ or memory/ imports
 this package; it is the only part of bot/ that imports discord.py.
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 import discord
 from discord.ext import commands
 
-from bot.config import Settings
+from bot.settings.config import Settings
 from bot.discord_app.client import create_bot
 from bot.errors import ConfigError
-from bot.runtime import Runtime
-from bot.shutdown import StopSignal, serve_until_stopped
+from bot.process.runtime import Runtime
+from bot.process.shutdown import StopSignal, serve_until_stopped
 
 __all__ = ["create_bot", "run_discord"]
 
@@ -46,7 +46,7 @@ async def _deliver_and_close(bot: commands.Bot) -> None:
 
 async def run_discord(settings: Settings, stop: StopSignal | None = None) -> None:
     """Open the stores, log in and serve until the connection is closed or ``stop`` is
-    requested (then shut down gracefully: see bot.shutdown); the stores close on the way out."""
+    requested (then shut down gracefully: see bot.process.shutdown); the stores close on the way out."""
     if not settings.discord_token:
         raise ConfigError("DISCORD_TOKEN is not set; the Discord bot cannot log in")
     async with Runtime(settings) as runtime:

@@ -25,7 +25,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot.config import DISCORD_DEFAULT_API_BASE_URL, Settings
+from bot.settings.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
 from bot.discord_app.cogs.usage import UsageReader

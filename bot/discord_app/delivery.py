@@ -25,7 +25,7 @@ _THREAD_NAME_MAX = 90
 
 
 class TraceLike(Protocol):
-    """The fields of a stored trace that rendering needs (memory.traces.TraceRecord has them)."""
+    """The fields of a stored trace that rendering needs (memory.stores.traces.TraceRecord has them)."""
 
     question: str
     events: Sequence[Mapping[str, Any]]

@@ -12,13 +12,13 @@ behind both, and that includes the heartbeat: discord.py's keep-alive thread han
 to the loop (``run_coroutine_threadsafe``), and the next is due an interval after that send.
 
 ``install_gateway_pacing`` wraps ``received_message`` so that the reader passes its
-connection's ``bot.pacing.LoopPacer`` before it handles each frame: it reads on while the loop iteration's
+connection's ``bot.process.pacing.LoopPacer`` before it handles each frame: it reads on while the loop iteration's
 budget lasts (a burst of cheap frames is still read in a few iterations) and past it yields,
 so one iteration holds about a budget's worth of frames, and a heartbeat handed over meanwhile
 waits for no more than that and the first steps of their handlers. Frames are still handled
 one at a time, in the order they came. discord.py has no hook for this, so its class
 attribute is wrapped once, as ``parse_guard.install_tolerant_json`` does with the decoder.
-Imports discord.py and bot.pacing only.
+Imports discord.py and bot.process.pacing only.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import functools
 import weakref
 from collections.abc import Awaitable, Callable
 
-from bot.pacing import PACE_BUDGET_S, LoopPacer
+from bot.process.pacing import PACE_BUDGET_S, LoopPacer
 
 __all__ = ["install_gateway_pacing", "paced"]
 

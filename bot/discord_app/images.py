@@ -1,4 +1,4 @@
-"""A message's (or /ask's) image attachments, fetched and read for the model (bot.images).
+"""A message's (or /ask's) image attachments, fetched and read for the model (bot.turn.images).
 
 An attachment is an image by its content type (image/...) or its file name (.png, .jpg,
 .jpeg, .webp, .gif); Pillow then decides what it really is. Nothing is downloaded for a model
@@ -17,9 +17,9 @@ from pathlib import PurePath
 import aiohttp
 import discord
 
-from bot.config import Settings
-from bot.images import ImageIntake, intake, model_sees_images, too_big, unseen
-from bot.place_settings import PlaceSettings
+from bot.settings.config import Settings
+from bot.turn.images import ImageIntake, intake, model_sees_images, too_big, unseen
+from bot.settings.place import PlaceSettings
 
 __all__ = ["IMAGE_SUFFIXES", "is_image", "take_images"]
 
@@ -36,7 +36,7 @@ def is_image(attachment: discord.Attachment) -> bool:
 
 async def take_images(attachments: Sequence[discord.Attachment], settings: Settings,
                       place: PlaceSettings) -> ImageIntake:
-    """The images of ``attachments`` for the model of a turn in ``place`` (see bot.images.ImageIntake)."""
+    """The images of ``attachments`` for the model of a turn in ``place`` (see bot.turn.images.ImageIntake)."""
     if not attachments:
         return ImageIntake()
     if not model_sees_images(settings, place):

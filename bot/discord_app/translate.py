@@ -3,7 +3,7 @@
 Mentions of the bot are stripped from the text; a text attachment (by file extension, up to a
 size limit) is read into the question, an image goes its own way (bot.discord_app.images), any
 other attachment is only named. Nothing here sends anything to Discord; imports discord.py and
-bot.requests, never the pipeline.
+bot.turn.requests, never the pipeline.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import discord
 
 from agent.images import ImageInput
 from bot.discord_app.access import Where
-from bot.requests import TurnRequest
+from bot.turn.requests import TurnRequest
 
 __all__ = [
     "TEXT_ATTACHMENT_SUFFIXES",
@@ -99,7 +99,7 @@ def where_of(user: discord.abc.User, channel: object, guild: discord.Guild | Non
 
 
 def place_of(channel: object) -> tuple[str, str | None]:
-    """(channel id, parent channel id): a thread's settings are its parent's (bot.place_settings)."""
+    """(channel id, parent channel id): a thread's settings are its parent's (bot.settings.place)."""
     parent_id = getattr(channel, "parent_id", None) if isinstance(channel, discord.Thread) else None
     return str(getattr(channel, "id", "")), str(parent_id) if parent_id is not None else None
 

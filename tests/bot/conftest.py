@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.config import load_settings
-from bot.requests import TurnRequest
-from bot.runtime import Runtime
+from bot.settings.config import load_settings
+from bot.turn.requests import TurnRequest
+from bot.process.runtime import Runtime
 from tests.bot.discord_fixtures import run_bot, world  # noqa: F401  (fixtures of the Discord tests)
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI

@@ -17,12 +17,12 @@ from datetime import datetime
 import pytest
 from discord.ext import commands
 
-from bot.config import load_settings
+from bot.settings.config import load_settings
 from bot.discord_app import create_bot
 from bot.discord_app.live_reply import LiveOptions
 from bot.interfaces import FrontEndServices
-from bot.pipeline import TurnPipeline
-from bot.runtime import Runtime
+from bot.turn.pipeline import TurnPipeline
+from bot.process.runtime import Runtime
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import FakeDiscord, FakeInteraction, FakeMessage
 

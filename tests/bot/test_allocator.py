@@ -1,4 +1,4 @@
-"""bot.allocator: with glibc's malloc thresholds pinned, memory a thread frees goes back to the
+"""bot.process.allocator: with glibc's malloc thresholds pinned, memory a thread frees goes back to the
 system even after a large block was freed (which, unpinned, raises the thresholds for good); and
 `python -m bot run`, the real entry point, pins them before it serves.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.allocator import THRESHOLD_BYTES
+from bot.process.allocator import THRESHOLD_BYTES
 from tests.bot.test_shutdown import stderr_of_a_served_run
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _SCRIPT = textwrap.dedent("""
     import json, sys, threading
     from pathlib import Path
-    from bot.allocator import pin_malloc_thresholds
+    from bot.process.allocator import pin_malloc_thresholds
 
     def rss_anon_kib():
         status = Path("/proc/self/status").read_text().splitlines()

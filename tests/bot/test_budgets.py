@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.budgets import TokenBudget
-from bot.config import load_settings
-from bot.runtime import Runtime
-from memory.database import Database
-from memory.usage import TokenUsageStore
+from bot.settings.budgets import TokenBudget
+from bot.settings.config import load_settings
+from bot.process.runtime import Runtime
+from memory.stores.database import Database
+from memory.stores.usage import TokenUsageStore
 from tests.bot.conftest import ALICE, BOB, GUILD, ask
 from tests.bot.discord_fixtures import World, answer
 from tests.fakes import discord_payloads as p

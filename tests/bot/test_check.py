@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.check import _Redactor, run_checks
+from bot.process.check import _Redactor, run_checks
 from tests.bot.test_console import child_env
 from tests.fakes.chroma_server import ChromaServer, free_port
 from tests.fakes.discord_server import FakeDiscord

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from memory.database import Database
+from memory.stores.database import Database
 from tests.bot.test_check import check, check_env, fix_after, line
 from tests.fakes.openai_server import FakeOpenAI
 

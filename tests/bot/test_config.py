@@ -1,10 +1,10 @@
-"""bot.config.load_settings: every variable's parsing, defaults and one-line errors."""
+"""bot.settings.config.load_settings: every variable's parsing, defaults and one-line errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.config import DISCORD_DEFAULT_API_BASE_URL, ConfigError, Settings, load_settings
+from bot.settings.config import DISCORD_DEFAULT_API_BASE_URL, ConfigError, Settings, load_settings
 
 BASE = {"LLM_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
 

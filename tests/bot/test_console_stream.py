@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from bot.console import ConsoleChat
-from bot.runtime import Runtime
+from bot.console.chat import ConsoleChat
+from bot.process.runtime import Runtime
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -1,10 +1,10 @@
-"""bot.context_budget: what is sent to the model fits the budget, in the documented order."""
+"""bot.turn.context_budget: what is sent to the model fits the budget, in the documented order."""
 
 from __future__ import annotations
 
 import re
 
-from bot.context_budget import MIN_BUDGET_TOKENS, fit_context, message_tokens
+from bot.turn.context_budget import MIN_BUDGET_TOKENS, fit_context, message_tokens
 from memory.tokens import estimate_tokens
 
 

@@ -8,11 +8,11 @@ import logging
 
 import pytest
 
-from bot.config import Settings, load_settings
+from bot.settings.config import Settings, load_settings
 from bot.discord_app import create_bot
 from bot.discord_app.interactions import NOT_ALLOWED
 from bot.errors import sentence_for
-from bot.runtime import Runtime
+from bot.process.runtime import Runtime
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot, shows
 from tests.fakes.discord_server import FakeInteraction, FakeMessage

@@ -9,7 +9,7 @@ import pytest
 import yarl
 from discord.gateway import DiscordWebSocket
 
-from bot.config import load_settings
+from bot.settings.config import load_settings
 from bot.discord_app import run_discord
 from bot.errors import ConfigError
 from tests.bot.discord_fixtures import World, answer, shows

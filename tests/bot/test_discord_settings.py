@@ -11,7 +11,7 @@ from bot.discord_app import create_bot
 from bot.discord_app.cogs.mentions import NO_CONTENT_INTENT
 from bot.discord_app.cogs.settings import NOT_PERMITTED
 from bot.discord_app.interactions import NOT_THIS_SERVERS_CHANNEL
-from bot.runtime import Runtime
+from bot.process.runtime import Runtime
 from tests.bot.conftest import last_user_text, system_text
 from tests.bot.discord_fixtures import World, answer, answered, final_answers, sent_by_bot, shows
 from tests.fakes import discord_payloads as p

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.feature_config import FeatureSettings, load_feature_settings
+from bot.settings.features import FeatureSettings, load_feature_settings
 from envsettings import SettingError
 
 

@@ -2,7 +2,7 @@
 events that arrives in one read no longer holds the loop until the last of them is handled, so
 whatever else is due (discord.py's heartbeat, handed to the loop by its keep-alive thread) runs
 in between (bot.discord_app.gateway_pacing). Here the budget is nil, so that every frame
-spends it (no timing in the test: bot.pacing's own tests cover the budget)."""
+spends it (no timing in the test: bot.process.pacing's own tests cover the budget)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bot.gil: the GIL's switch interval is shortened to 1 ms, and `python -m bot run`, the real
+"""bot.process.gil: the GIL's switch interval is shortened to 1 ms, and `python -m bot run`, the real
 entry point, does it before it serves. What that buys the event loop is measured in
 bench/memory_bench.py (`--switch-interval-ms`), never timed here."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.gil import SWITCH_INTERVAL_S
+from bot.process.gil import SWITCH_INTERVAL_S
 from tests.bot.test_shutdown import stderr_of_a_served_run
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -19,7 +19,7 @@ from tests.fakes.openai_server import FakeOpenAI
 ROOT = Path(__file__).resolve().parents[2]
 
 # in a fresh interpreter: the interval is the whole process's, and this one's is left as it is
-_SCRIPT = ("import json, sys; from bot.gil import shorten_switch_interval; before = sys.getswitchinterval(); "
+_SCRIPT = ("import json, sys; from bot.process.gil import shorten_switch_interval; before = sys.getswitchinterval(); "
            "now = shorten_switch_interval(); print(json.dumps([before, now, sys.getswitchinterval()]))")
 
 

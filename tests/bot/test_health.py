@@ -1,4 +1,4 @@
-"""The health line (bot.health): silent while all is well, one line per window with turns,
+"""The health line (bot.process.health): silent while all is well, one line per window with turns,
 errors by kind and queue length when turns fail or queue up, and the event loop's worst stall
 when it was held long; logged by the Runtime."""
 
@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from bot.config import load_settings
-from bot.health import LOOP_LAG_REPORT_S, HealthLog, LoopLag
-from bot.runtime import Runtime
+from bot.settings.config import load_settings
+from bot.process.health import LOOP_LAG_REPORT_S, HealthLog, LoopLag
+from bot.process.runtime import Runtime
 from tests.bot.conftest import ask
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -43,7 +43,7 @@ async def test_the_runtime_logs_the_line_when_turns_fail(
         env: dict[str, str], fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
     fake.error(500).error(500)
     async with Runtime(load_settings(env), health_interval_s=0.2) as rt:
-        with caplog.at_level(logging.WARNING, logger="bot.runtime"):
+        with caplog.at_level(logging.WARNING, logger="bot.process.runtime"):
             result = await rt.pipeline.handle(ask("hello"))
             await asyncio.sleep(0.5)
     assert result.error_kind == "server_error"
@@ -87,7 +87,7 @@ async def test_the_loop_lag_monitor_sees_a_callback_that_holds_the_loop() -> Non
 async def test_the_runtime_names_a_stalled_loop_in_its_health_line(
         env: dict[str, str], fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
     async with Runtime(load_settings(env), health_interval_s=0.5) as rt:
-        with caplog.at_level(logging.WARNING, logger="bot.runtime"):
+        with caplog.at_level(logging.WARNING, logger="bot.process.runtime"):
             await asyncio.sleep(0.1)
             time.sleep(0.4)  # the loop thread held
             await asyncio.sleep(0.6)

@@ -1,4 +1,4 @@
-"""bot.heap: start-up garbage is collected, the rest frozen out of the collector's scans."""
+"""bot.process.heap: start-up garbage is collected, the rest frozen out of the collector's scans."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.heap import freeze_start_up_heap
+from bot.process.heap import freeze_start_up_heap
 
 
 @pytest.fixture

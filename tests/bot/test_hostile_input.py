@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.errors import sentence_for
-from bot.runtime import Runtime
+from bot.process.runtime import Runtime
 from tests.bot.conftest import ALICE, ask, last_user_text
 from tests.bot.discord_fixtures import World, answer, shows
 from tests.fakes.chroma_server import free_port

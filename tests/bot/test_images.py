@@ -1,4 +1,4 @@
-"""Images: checked and converted with Pillow (bot.images), and end to end against the fake
+"""Images: checked and converted with Pillow (bot.turn.images), and end to end against the fake
 Discord and the fake model: an image part in both protocols, a model without vision saying so,
 a bad image answered with one sentence, and only a description stored."""
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from bot.config import load_settings
-from bot.images import NO_VISION, describe, intake, model_sees_images, read_image, unseen
-from bot.place_settings import DEFAULTS, PlaceSettings
+from bot.settings.config import load_settings
+from bot.turn.images import NO_VISION, describe, intake, model_sees_images, read_image, unseen
+from bot.settings.place import DEFAULTS, PlaceSettings
 from tests.bot.discord_fixtures import World, answer, answered, shown_for, shows
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.logging_setup import configure_logging
+from bot.process.logging_setup import configure_logging
 from tests.bot.test_console import chat
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -56,7 +56,7 @@ def test_log_level_debug_lets_discord_debug_through_but_not_http_libraries() -> 
 def test_log_level_warning_hides_info() -> None:
     stream = io.StringIO()
     configure_logging("WARNING", stream)
-    logging.getLogger("bot.pipeline").info("a turn line")
+    logging.getLogger("bot.turn.pipeline").info("a turn line")
     assert stream.getvalue() == ""
 
 
@@ -76,7 +76,7 @@ async def test_at_info_a_turn_is_one_line_with_ids_counts_and_times_and_no_messa
     fake.reply("Final Answer: noted, a mango-loving parrot", usage={"prompt_tokens": 40, "completion_tokens": 6})
     code, _, err = await chat(child(fake, tmp_path, "INFO"), tmp_path, QUESTION + "\n")
     assert code == 0
-    turns = [ln for ln in err.splitlines() if " bot.pipeline: turn " in ln]
+    turns = [ln for ln in err.splitlines() if " bot.turn.pipeline: turn " in ln]
     assert len(turns) == 1
     assert re.search(r"turn channel=console user=console steps=1 tokens=46 duration_ms=\d+ .*outcome=answered",
                      turns[0]), turns[0]

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.config import load_settings
-from bot.runtime import Runtime
-from memory.buffer import BufferedMessage, ChannelBuffer
-from memory.database import Database
+from bot.settings.config import load_settings
+from bot.process.runtime import Runtime
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
 
 CHANNEL = "300000000000000009"
 

@@ -15,8 +15,8 @@ import psutil
 import pytest
 
 from agent.tools.registry import ToolContext
-from bot.check import check_mcp
-from bot.config import load_settings
+from bot.process.check import check_mcp
+from bot.settings.config import load_settings
 from tests.bot.conftest import ask, system_text
 from tests.bot.discord_fixtures import World, answer, final_answers, shows
 from tests.bot.test_check import check_process, check_env, fix_after, line

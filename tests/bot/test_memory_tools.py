@@ -1,4 +1,4 @@
-"""bot.memory_tools: recall_memory and remember act only for the asker, in the asker's place."""
+"""bot.turn.memory_tools: recall_memory and remember act only for the asker, in the asker's place."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from agent.tools.registry import ToolContext
 from datetime import UTC, datetime
 
-from bot.memory_tools import MAX_FACT_CHARS, MAX_FACTS_PER_TURN, MemoryTools, format_memory_line, memory_lines
-from memory.embeddings import OpenAIEmbedder
+from bot.turn.memory_tools import MAX_FACT_CHARS, MAX_FACTS_PER_TURN, MemoryTools, format_memory_line, memory_lines
+from memory.semantic.embeddings import OpenAIEmbedder
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
 from tests.bot.conftest import ALICE, BOB, GUILD, OTHER_GUILD
 from tests.fakes.openai_server import FakeOpenAI

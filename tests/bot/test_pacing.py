@@ -1,5 +1,5 @@
 """Work that becomes ready together is spread over loop iterations, a time budget's worth per
-iteration (bot.pacing), so that an iteration, and a heartbeat waiting behind it, holds no
+iteration (bot.process.pacing), so that an iteration, and a heartbeat waiting behind it, holds no
 more than that; each turn passes the gate before its memory search and before its agent.
 The clock is the test's: each step "costs" what the test says, nothing is timed."""
 
@@ -9,8 +9,8 @@ import asyncio
 
 import pytest
 
-from bot.pacing import LoopPacer
-from bot.runtime import Runtime
+from bot.process.pacing import LoopPacer
+from bot.process.runtime import Runtime
 from tests.bot.conftest import ask
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -19,9 +19,9 @@ from agent.events import (
     ToolStarted,
 )
 from bot.errors import sentence_for
-from bot.persistence import CONTEXT_MAX_AGE_S, exchange_items
-from bot.runtime import Runtime
-from memory.buffer import BufferedMessage
+from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items
+from bot.process.runtime import Runtime
+from memory.stores.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
 from tests.bot.conftest import (
     ALICE,

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.coalescing import CoalescingAdder
+from bot.turn_store.coalescing import CoalescingAdder
 
 
 class GatedStore:

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.errors import with_memory_notice
-from bot.reconcile import write_deferred
-from bot.runtime import Runtime
+from bot.turn_store.reconcile import write_deferred
+from bot.process.runtime import Runtime
 from tests.bot.conftest import ALICE, BOB, ask, system_text
 from tests.fakes.chroma_server import ChromaServer
 from tests.fakes.openai_server import FakeOpenAI

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, load_settings
-from bot.model_catalog import ModelEntry, model_for_turn, parse_models
-from bot.place_settings import PERSONA_MAX_CHARS, InvalidSetting, SettingRules, resolve
-from bot.runtime import Runtime
-from memory.database import Database
-from memory.guild_settings import GuildSettingsStore, StoredSetting
-from memory.migrations import SCHEMA_VERSION
+from bot.settings.config import ConfigError, load_settings
+from bot.settings.model_catalog import ModelEntry, model_for_turn, parse_models
+from bot.settings.place import PERSONA_MAX_CHARS, InvalidSetting, SettingRules, resolve
+from bot.process.runtime import Runtime
+from memory.stores.database import Database
+from memory.stores.guild_settings import GuildSettingsStore, StoredSetting
+from memory.stores.migrations import SCHEMA_VERSION
 from tests.bot.conftest import ALICE, ask, system_text
 from tests.fakes.openai_server import FakeOpenAI
 

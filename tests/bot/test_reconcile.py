@@ -1,4 +1,4 @@
-"""Memory writes whose turn was never stored are undone (bot.reconcile, memory.write_log).
+"""Memory writes whose turn was never stored are undone (bot.turn_store.reconcile, memory.stores.write_log).
 
 A crash between the Chroma add and the SQLite commit, or an add that timed out and landed
 afterwards, leaves items without their turn; the start-up reconcile (and the sweep) delete
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.pipeline import TurnPipeline
-from bot.reconcile import reconcile_memory, write_deferred
-from bot.runtime import Runtime
+from bot.turn.pipeline import TurnPipeline
+from bot.turn_store.reconcile import reconcile_memory, write_deferred
+from bot.process.runtime import Runtime
 from memory.semantic import open_user_memory, scope_for
 from tests.bot.conftest import ALICE, GUILD, ask
 from tests.fakes.flaky_model import FlakyModel

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bot.config import load_settings
-from bot.runtime import Runtime
+from bot.settings.config import load_settings
+from bot.process.runtime import Runtime
 from tests.bot.conftest import ask
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -45,4 +45,4 @@ async def test_the_embedded_memory_runs_in_a_worker_process_and_remembers(
 
 async def test_memory_cache_mb_bounds_the_items_the_process_keeps(env: dict[str, str], fake: FakeOpenAI) -> None:
     async with Runtime(load_settings({**env, "MEMORY_CACHE_MB": "3"})) as rt:
-        assert rt.user_memory._cache.max_bytes == 3 * 2**20  # the LRU of people's items (memory.caches)
+        assert rt.user_memory._cache.max_bytes == 3 * 2**20  # the LRU of people's items (memory.semantic.caches)

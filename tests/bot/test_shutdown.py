@@ -13,8 +13,8 @@ from pathlib import Path
 
 
 from bot.errors import sentence_for
-from bot.runtime import Runtime
-from bot.shutdown import StopSignal, serve_until_stopped
+from bot.process.runtime import Runtime
+from bot.process.shutdown import StopSignal, serve_until_stopped
 from tests.bot.conftest import ask
 from tests.bot.test_console import child_env
 from tests.fakes.discord_server import FakeDiscord

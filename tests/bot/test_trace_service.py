@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.services import TraceService
-from memory.database import Database
-from memory.traces import TraceRecord, TraceStore
+from memory.stores.database import Database
+from memory.stores.traces import TraceRecord, TraceStore
 
 T0 = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 

@@ -1,5 +1,5 @@
 """What the bot does with its libraries, run inside the bot unit's sandbox by test_sandbox.py:
-imports its network stack, resolves a name, opens its SQLite database (memory.database: WAL,
+imports its network stack, resolves a name, opens its SQLite database (memory.stores.database: WAL,
 migrations, aiosqlite's thread) and its per-user memory (memory.semantic: the bundled model on
 ONNX Runtime, its graph exported by a child process on PyTorch's CPU kernels, embedded Chroma
 under DATA_DIR), stores and recalls.
@@ -23,8 +23,8 @@ import httpx  # noqa: F401
 import openai  # noqa: F401
 import torch
 
-from memory.database import Database
-from memory.embeddings import LocalEmbedder
+from memory.stores.database import Database
+from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import open_user_memory
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import load_settings
+from bot.settings.config import load_settings
 from tests.deploy.conftest import DEPLOY_README, ENV_EXAMPLE, INSTALL_SH
 from tests.needs import require_tool
 

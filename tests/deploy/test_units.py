@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import load_settings
+from bot.settings.config import load_settings
 from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, NAME
 from tests.deploy.unitfile import UnitFile
 

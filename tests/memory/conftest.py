@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from memory.buffer import BufferedMessage, ChannelBuffer
-from memory.database import Database
-from memory.traces import TraceRecord, TraceStore
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
+from memory.stores.traces import TraceRecord, TraceStore
 from tests.memory.fixtures_semantic import chroma_server, clock, local_embedder, memory  # noqa: F401  (fixtures)
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)

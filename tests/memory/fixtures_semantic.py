@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embeddings import LocalEmbedder
+from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory
 from tests.fakes.chroma_server import ChromaServer
 

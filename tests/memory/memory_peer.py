@@ -13,7 +13,7 @@ import asyncio
 import json
 import sys
 
-from memory.embeddings import LocalEmbedder
+from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory
 
 

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory.buffer import PRUNE_SQL, RECENT_SQL, BufferedMessage, ChannelBuffer
-from memory.database import Database
+from memory.stores.buffer import PRUNE_SQL, RECENT_SQL, BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
 from memory.tokens import estimate_tokens
 
 from tests.memory.conftest import T0
@@ -171,7 +171,7 @@ async def test_prune_deletes_only_messages_older_than_the_cutoff(buffer: Channel
 async def test_prune_handles_more_rows_than_one_batch(
     buffer: ChannelBuffer, make_message: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memory.buffer.PRUNE_BATCH", 7)
+    monkeypatch.setattr("memory.stores.buffer.PRUNE_BATCH", 7)
     await buffer.append_many([make_message(i) for i in range(30)])
     assert await buffer.prune(T0 + timedelta(seconds=25)) == 25
     assert len(await buffer.recent("100")) == 5

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from memory.buffer import BufferedMessage, ChannelBuffer
-from memory.database import Database
-from memory.traces import TraceRecord, TraceStore
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
+from memory.stores.traces import TraceRecord, TraceStore
 
 from tests.memory.conftest import T0
 

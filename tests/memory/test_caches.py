@@ -1,4 +1,4 @@
-"""The items cache (memory.caches.ItemsCache): bounded by the bytes its users' items take, as
+"""The items cache (memory.semantic.caches.ItemsCache): bounded by the bytes its users' items take, as
 last measured, evicting the least recently used; a user's growth counts once it is resized."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.caches import ItemsCache
-from memory.chroma_backend import StoredItem
-from memory.user_items import UserItems
+from memory.semantic.caches import ItemsCache
+from memory.semantic.chroma_backend import StoredItem
+from memory.semantic.user_items import UserItems
 
 
 def items_of(count: int, first: int = 0) -> UserItems:

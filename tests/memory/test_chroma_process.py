@@ -1,4 +1,4 @@
-"""Embedded Chroma in a worker process (memory.chroma_process): the same memory, and a worker
+"""Embedded Chroma in a worker process (memory.semantic.chroma_process): the same memory, and a worker
 that dies fails one call with a clear error and is replaced."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.chroma_backend import ChromaStore
-from memory.embeddings import LocalEmbedder
+from memory.semantic.chroma_backend import ChromaStore
+from memory.semantic.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import open_user_memory, scope_for
 
@@ -59,7 +59,7 @@ def test_an_error_raised_in_the_worker_reaches_the_caller_as_itself(tmp_path: Pa
 
 
 def test_the_worker_runs_at_a_lower_priority_than_this_process(tmp_path: Path) -> None:
-    from memory.chroma_process import CHILD_NICENESS, ChromaProcess
+    from memory.semantic.chroma_process import CHILD_NICENESS, ChromaProcess
 
     store = ChromaProcess.open(path=tmp_path / "c", host=None, port=None, collection="user_memory",
                                embedder_name="m", dimension=3)
@@ -72,8 +72,8 @@ def test_the_worker_runs_at_a_lower_priority_than_this_process(tmp_path: Path) -
 
 
 def test_the_workers_heap_limits_reach_the_worker(tmp_path: Path) -> None:
-    from memory.chroma_process import ChromaProcess
-    from memory.worker_heap import HeapLimits
+    from memory.semantic.chroma_process import ChromaProcess
+    from memory.semantic.worker_heap import HeapLimits
 
     trimming = ChromaProcess.open(path=tmp_path / "a", host=None, port=None, collection="user_memory",
                                   embedder_name="m", dimension=3, heap=HeapLimits(trim_interval_s=1e-6))
@@ -91,8 +91,8 @@ def test_the_workers_heap_limits_reach_the_worker(tmp_path: Path) -> None:
 
 
 def test_asking_the_worker_what_it_trimmed_trims_nothing(tmp_path: Path) -> None:
-    from memory.chroma_process import ChromaProcess
-    from memory.worker_heap import HeapLimits
+    from memory.semantic.chroma_process import ChromaProcess
+    from memory.semantic.worker_heap import HeapLimits
 
     store = ChromaProcess.open(path=tmp_path / "a", host=None, port=None, collection="user_memory",
                                embedder_name="m", dimension=3, heap=HeapLimits(trim_interval_s=1e-6))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import load_memory_settings
-from memory.embeddings import LocalEmbedder
+from memory.semantic.embeddings import LocalEmbedder
 from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from tests.fakes.chroma_server import ChromaServer, free_port

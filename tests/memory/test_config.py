@@ -8,7 +8,7 @@ import pytest
 
 from memory.config import MemorySettings, load_memory_settings
 from memory.errors import ConfigError, MemoryStoreError
-from memory.worker_heap import HeapLimits
+from memory.semantic.worker_heap import HeapLimits
 
 
 def test_defaults_with_an_empty_environment() -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.buffer import BufferedMessage, ChannelBuffer
-from memory.database import Database
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
 from memory.errors import SchemaVersionError, StoreUnavailable
-from memory.migrations import MIGRATIONS, SCHEMA_VERSION
+from memory.stores.migrations import MIGRATIONS, SCHEMA_VERSION
 
 INSERT = (
     "INSERT INTO buffer_messages (channel_id, author_id, author_name, role, content, created_at_us)"

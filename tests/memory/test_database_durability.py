@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from memory.buffer import BufferedMessage, ChannelBuffer
-from memory.database import Database
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
 
 from tests.memory.conftest import T0
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memory.config import MemorySettings, load_memory_settings
-from memory.embeddings import (
+from memory.semantic.embeddings import (
     Embedder,
     EmbeddingError,
     LocalEmbedder,
@@ -22,7 +22,7 @@ from memory.embeddings import (
     embedder_from_settings,
     local_model_path,
 )
-from memory import onnx_encoder
+from memory.semantic import onnx_encoder
 from memory.errors import ConfigError
 from memory.semantic import open_user_memory
 from tests.fakes.chroma_server import free_port
@@ -145,7 +145,7 @@ def test_without_the_onnx_package_the_embedder_warns_why_and_embeds_with_torch(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(missing.parent), os.environ.get("PYTHONPATH", "")]))
     embedder = LocalEmbedder()
 
-    with caplog.at_level(logging.WARNING, logger="memory.embeddings"):
+    with caplog.at_level(logging.WARNING, logger="memory.semantic.embeddings"):
         vectors = embedder.embed(["still embedded"])
 
     assert embedder.runtime == "torch"
@@ -159,7 +159,7 @@ def test_an_export_slower_than_its_timeout_leaves_torch_embedding(
     monkeypatch.setattr(onnx_encoder, "EXPORT_TIMEOUT_S", 0.01)
     embedder = LocalEmbedder()
 
-    with caplog.at_level(logging.WARNING, logger="memory.embeddings"):
+    with caplog.at_level(logging.WARNING, logger="memory.semantic.embeddings"):
         vectors = embedder.embed(["still embedded"])
 
     assert embedder.runtime == "torch"

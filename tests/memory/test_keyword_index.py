@@ -1,4 +1,4 @@
-"""Specification of memory.keyword_index: incremental Okapi BM25 over rows, scored under a mask."""
+"""Specification of memory.semantic.keyword_index: incremental Okapi BM25 over rows, scored under a mask."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from memory.keyword_index import KeywordIndex
+from memory.semantic.keyword_index import KeywordIndex
 
 
 def index_of(*texts: str) -> KeywordIndex:

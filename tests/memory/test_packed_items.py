@@ -1,4 +1,4 @@
-"""Packed items (memory.packed_items) and the columns of UserItems they restore into: what comes
+"""Packed items (memory.semantic.packed_items) and the columns of UserItems they restore into: what comes
 back is what went in, and arrays that do not fit together are refused, not served."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import gc
 import numpy as np
 import pytest
 
-from memory.chroma_backend import StoredItem
-from memory.packed_items import PackedItems
-from memory.user_items import _COPY_ROWS, UserItems
+from memory.semantic.chroma_backend import StoredItem
+from memory.semantic.packed_items import PackedItems
+from memory.semantic.user_items import _COPY_ROWS, UserItems
 
 ITEMS = [
     StoredItem("a", "plain text", {"scope": "dm", "created_at": 1.0, "kind": "exchange", "trace_id": "t1"}),

@@ -1,4 +1,4 @@
-"""Specification of memory.ranking: the tokenizer, query planning, fusion, near-duplicate removal
+"""Specification of memory.semantic.ranking: the tokenizer, query planning, fusion, near-duplicate removal
 (BM25 itself: test_keyword_index.py)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from memory import ranking
-from memory.ranking import (
+from memory.semantic import ranking
+from memory.semantic.ranking import (
     DEFAULT_CONFIG,
     QueryPlan,
     RankingConfig,

@@ -1,5 +1,5 @@
-"""Specification of memory.search.rank: one search over a user's cached columns ranks the
-scope's dense and BM25 candidates exactly as `memory.ranking.fuse` ranks them as dicts; and of
+"""Specification of memory.semantic.search.rank: one search over a user's cached columns ranks the
+scope's dense and BM25 candidates exactly as `memory.semantic.ranking.fuse` ranks them as dicts; and of
 its two halves, `prepare` (no query vector) and `finish`, which give what `rank` gives over the
 items as they are when it finishes, whatever was added or removed in between."""
 
@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from memory import ranking
-from memory.chroma_backend import StoredItem
-from memory.search import DENSE_CANDIDATES, finish, prepare, rank, similarities
-from memory.search_timing import Laps
-from memory.user_items import UserItems
+from memory.semantic import ranking
+from memory.semantic.chroma_backend import StoredItem
+from memory.semantic.search import DENSE_CANDIDATES, finish, prepare, rank, similarities
+from memory.semantic.search_timing import Laps
+from memory.semantic.user_items import UserItems
 
 NOW = datetime(2026, 10, 14, 12, 0, tzinfo=UTC).timestamp()
 DAY = 86_400.0

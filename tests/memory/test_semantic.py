@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import ranking
-from memory.embeddings import LocalEmbedder
+from memory.semantic import ranking
+from memory.semantic.embeddings import LocalEmbedder
 from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
 from tests.memory.fixtures_semantic import DAY, Clock, RecordingEmbedder

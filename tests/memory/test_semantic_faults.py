@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.chroma_backend import ChromaStore
-from memory.embeddings import LocalEmbedder
+from memory.semantic.chroma_backend import ChromaStore
+from memory.semantic.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import MAX_TEXT_CHARS, UserMemory, open_user_memory, scope_for
 from tests.memory.fixtures_semantic import Clock, RecordingEmbedder

@@ -1,4 +1,4 @@
-"""Snapshots of users' items (memory.snapshot): a cold load reads them, and never serves stale,
+"""Snapshots of users' items (memory.semantic.snapshot): a cold load reads them, and never serves stale,
 forgotten or damaged ones."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.chroma_backend import StoredItem
-from memory import semantic
-from memory.embeddings import LocalEmbedder
+from memory.semantic.chroma_backend import StoredItem
+from memory.semantic import user_memory as semantic
+from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory, scope_for
-from memory.snapshot import WRITE_BYTES, Snapshots, write_npz
-from memory.user_items import UserItems
+from memory.semantic.snapshot import WRITE_BYTES, Snapshots, write_npz
+from memory.semantic.user_items import UserItems
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"

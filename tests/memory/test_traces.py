@@ -8,9 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from memory.buffer import BufferedMessage, ChannelBuffer
-from memory.database import Database
-from memory.traces import BY_INTERACTION_SQL, BY_MESSAGE_SQL, LAST_FOR_SQL, TraceRecord, TraceStore
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
+from memory.stores.traces import BY_INTERACTION_SQL, BY_MESSAGE_SQL, LAST_FOR_SQL, TraceRecord, TraceStore
 
 Make = Callable[..., TraceRecord]
 

@@ -1,4 +1,4 @@
-"""The Chroma worker's heap trimming (memory.worker_heap): freed memory is handed back at most
+"""The Chroma worker's heap trimming (memory.semantic.worker_heap): freed memory is handed back at most
 once per interval, after calls or once idle; never without a call since the last trim, never
 with a zero interval, never on a C library without malloc_trim."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memory.worker_heap import HeapLimits, HeapState, HeapTrimmer, glibc
+from memory.semantic.worker_heap import HeapLimits, HeapState, HeapTrimmer, glibc
 
 
 class RecordingAllocator:
@@ -94,7 +94,7 @@ def test_a_negative_or_undefined_interval_is_refused(interval: float) -> None:
 
 
 def test_without_glibc_a_trimming_worker_says_so_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="memory.worker_heap"):
+    with caplog.at_level(logging.WARNING, logger="memory.semantic.worker_heap"):
         HeapTrimmer(HeapLimits(trim_interval_s=1.0), None)
         HeapTrimmer(HeapLimits(trim_interval_s=0.0), None)  # trimming off: nothing to say
     assert [r.getMessage() for r in caplog.records] == [

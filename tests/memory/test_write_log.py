@@ -1,4 +1,4 @@
-"""memory.write_log: announced memory writes, settled with their turn (real SQLite file)."""
+"""memory.stores.write_log: announced memory writes, settled with their turn (real SQLite file)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from memory.database import Database
-from memory.write_log import DeferredItem, MemoryWriteLog
+from memory.stores.database import Database
+from memory.stores.write_log import DeferredItem, MemoryWriteLog
 from tests.memory.conftest import T0
 
 

@@ -1,4 +1,4 @@
-"""Write tokens (memory.write_tokens) against a real embedded Chroma: a mark while a write runs,
+"""Write tokens (memory.semantic.write_tokens) against a real embedded Chroma: a mark while a write runs,
 a new token after it, and the cold loads of memory.semantic that trust a snapshot only then."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.chroma_backend import ChromaStore
-from memory.embeddings import LocalEmbedder
-from memory import semantic
+from memory.semantic.chroma_backend import ChromaStore
+from memory.semantic.embeddings import LocalEmbedder
+from memory.semantic import user_memory as semantic
 from memory.semantic import UserMemory, open_user_memory, scope_for
-from memory.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
+from memory.semantic.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 from tests.memory.fixtures_semantic import Clock
 
 ALICE = "111111111111111111"
@@ -30,8 +30,8 @@ TEXTS = [f"note {n}: I keep bees number {n} on the roof in Porto" for n in range
 CRASHING_WRITER = """
 import os, sys
 import numpy as np
-from memory.chroma_backend import ChromaStore
-from memory.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
+from memory.semantic.chroma_backend import ChromaStore
+from memory.semantic.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 store = ChromaStore.open(path=sys.argv[1], host=None, port=None, collection="user_memory",
                          embedder_name=sys.argv[2], dimension=None)
 tokens = WriteTokens(store.log(TOKEN_SUFFIX))

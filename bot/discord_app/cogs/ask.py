@@ -7,7 +7,7 @@ edits, followups past 2,000 characters); a turn that outlives the interaction's 
 in channel messages (a DM when private). `private` answers ephemerally; `trace` posts the steps
 in a thread under the answer (for a private answer, as private followups instead: a public
 thread would leak it). `image` goes to the model when it can see images (bot.discord_app.images).
-With auto-thread on (bot.place_settings), a public /ask in a text channel opens a public thread
+With auto-thread on (bot.settings.place), a public /ask in a text channel opens a public thread
 named from the question and the answer grows there (the response in the channel points to it).
 """
 
@@ -18,17 +18,17 @@ from discord import app_commands
 from discord.ext import commands
 
 from agent.events import AgentEvent
-from bot.config import Settings
+from bot.settings.config import Settings
 from bot.discord_app.delivery import post_trace, thread_name, trace_messages
 from bot.discord_app.delivery_order import DeliveryOrder, DeliverySlot
 from bot.discord_app.images import take_images
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import ChannelTarget, InteractionTarget
 from bot.discord_app.translate import place_of, request_from_interaction
-from bot.images import ImageIntake
+from bot.turn.images import ImageIntake
 from bot.interfaces import PlaceSettingsAccess, TraceAccess, TurnRunner
-from bot.place_settings import PlaceSettings
-from bot.requests import TurnRequest, TurnResult
+from bot.settings.place import PlaceSettings
+from bot.turn.requests import TurnRequest, TurnResult
 
 __all__ = ["AskCog"]
 

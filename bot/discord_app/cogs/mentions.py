@@ -7,7 +7,7 @@ typing indicator shows while the pipeline works (one per channel, however many t
 bot.discord_app.typing_indicator); the answer is a reply that grows as the model
 writes it (bot.discord_app.live_reply), split into parts. Attached images go to the model when it
 can see them (bot.discord_app.images); a bad one gets a sentence instead of an answer. With
-auto-thread on (bot.place_settings), a turn started in a text channel opens a public thread
+auto-thread on (bot.settings.place), a turn started in a text channel opens a public thread
 named from the question and is answered there; the thread keeps its own buffer. Without the
 Message Content intent a free-response channel receives blank messages: the bot says so once
 per channel instead of ignoring them. A flood within the cooldown gets one polite sentence,
@@ -25,7 +25,7 @@ import discord
 from discord.ext import commands
 
 from agent.events import AgentEvent
-from bot.config import Settings
+from bot.settings.config import Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.delivery import reply_to, thread_name
 from bot.discord_app.images import is_image, take_images
@@ -42,8 +42,8 @@ from bot.discord_app.translate import (
 from bot.discord_app.typing_indicator import ChannelTyping
 from bot.errors import sentence_for
 from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
-from bot.place_settings import DEFAULTS, PlaceSettings
-from bot.requests import TurnResult
+from bot.settings.place import DEFAULTS, PlaceSettings
+from bot.turn.requests import TurnResult
 
 __all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
 

@@ -6,7 +6,7 @@ default permissions, so that the operator's people see it everywhere). Everythin
 ephemeral. Without a ``channel`` a change is the server's; with one it is that channel's, which
 overrides the server's (its threads follow it). A channel of another server is refused (here,
 or by the command tree's funnel when discord.py cannot resolve it). What
-each value means and how it is checked: bot.place_settings; a change takes effect on the next
+each value means and how it is checked: bot.settings.place; a change takes effect on the next
 turn and is logged with who made it. Model names are shown, never where they are served or
 their keys.
 """
@@ -22,8 +22,8 @@ from discord.ext import commands
 
 from bot.discord_app.interactions import NOT_THIS_SERVERS_CHANNEL, tell
 from bot.interfaces import PlaceSettingsAccess
-from bot.model_catalog import ModelCatalog
-from bot.place_settings import (
+from bot.settings.model_catalog import ModelCatalog
+from bot.settings.place import (
     PERSONA_MAX_CHARS,
     InvalidSetting,
     PlaceSettings,

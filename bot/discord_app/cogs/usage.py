@@ -14,14 +14,14 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.budgets import UsageReport, reset_phrase
+from bot.settings.budgets import UsageReport, reset_phrase
 from bot.discord_app.interactions import tell
 
 __all__ = ["UsageCog", "UsageReader", "usage_text"]
 
 
 class UsageReader(Protocol):
-    """What /usage needs of the budgets (bot.budgets.TokenBudget)."""
+    """What /usage needs of the budgets (bot.settings.budgets.TokenBudget)."""
 
     async def report(self, user_id: str, guild_id: str | None, *, with_guild: bool) -> UsageReport: ...
 

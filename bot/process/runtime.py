@@ -1,0 +1,252 @@
+"""Runtime: everything a front end needs, built from Settings and closed in reverse order.
+
+    async with Runtime(settings) as rt:
+        result = await rt.pipeline.handle(TurnRequest(...), on_event=...)
+
+Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
+TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, in a child
+process with CHROMA_PROCESS, or the Chroma server of CHROMA_HOST/CHROMA_PORT; MEMORY_CACHE_MB
+of people's items kept here); an httpx.AsyncClient for the tools; the ToolRegistry with the
+built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
+server started, listed and kept connected in the background; one that fails is logged and left
+out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
+Agent and the per-turn agents (bot.turn.agent: a model client per LLM_MODELS entry used);
+the per-server settings (bot.settings.place); the TurnPipeline and the front ends' services (bot.services, as
+FrontEndServices). When a server's tool list changes (it came up, or it sent
+notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, then MCP tools
+(the pipeline's context budget keeps the catalog size it had at start-up). A store that cannot
+open raises memory's StoreUnavailable / SchemaVersionError (one clear line, shown by
+bot.__main__), after closing whatever was already open. Used by the console chat and the Discord client alike.
+With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
+then once a day by a background task (stopped on close). Memory writes whose turn was never
+stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
+for those older than RECONCILE_GRACE_S (bot.turn_store.reconcile); writes deferred while the memory store
+was down are made at start-up and every DEFERRED_INTERVAL_S. While turns fail or queue up, or
+the event loop stalls, one health line a minute at most (bot.process.health).
+
+Part of bot/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from agent.llm import LLMClient
+from agent.loop import Agent
+from agent.tools.builtin import register_builtin_tools
+from agent.tools.mcp import McpTools
+from agent.tools.registry import ToolRegistry
+from bot.settings.budgets import TokenBudget
+from bot.settings.config import Settings
+from bot.process.health import HEALTH_INTERVAL_S, LoopLag
+from bot.interfaces import FrontEndServices
+from bot.settings.place import PlaceSettingsService, SettingRules
+from bot.turn.pipeline import TurnPipeline
+from bot.turn_store.reconcile import reconcile_memory, write_deferred
+from bot.services import ChannelService, PersonMemoryService, TraceService
+from bot.turn.agent import TurnAgents
+from memory.stores.buffer import ChannelBuffer
+from memory.stores.database import Database
+from memory.errors import StoreUnavailable
+from memory.stores.guild_settings import GuildSettingsStore
+from memory.semantic import UserMemory, open_user_memory
+from memory.stores.traces import TraceStore
+from memory.stores.usage import TokenUsageStore
+from memory.stores.write_log import MemoryWriteLog
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger(__name__)
+
+TOOL_HTTP_TIMEOUT_S = 10.0
+PRUNE_INTERVAL_S = 24 * 3600.0
+RECONCILE_INTERVAL_S = 300.0
+RECONCILE_GRACE_S = 600.0  # far past any memory-store timeout: an add given up has landed or never will
+DEFERRED_INTERVAL_S = 10.0  # deferred memory writes (the store was down) are tried this often
+DEFERRED_GRACE_S = 40.0     # past the memory store's 30 s operation limit: the failed add is over
+
+
+class Runtime:
+    """Owns the stores, clients and the pipeline for the life of a front end.
+
+    ``embedder`` and ``llm`` may be given (tests, benches) instead of the ones the settings ask
+    for; a given embedder or LLM client is not closed by the runtime. ``now`` is the clock of
+    the daily token budgets (bot.settings.budgets).
+    """
+
+    def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
+                 prune_interval_s: float = PRUNE_INTERVAL_S,
+                 health_interval_s: float = HEALTH_INTERVAL_S,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.settings = settings
+        self._now = now  # the daily budgets' clock (tests move it to the next day)
+        self._prune_interval_s = prune_interval_s
+        self._health_interval_s = health_interval_s
+        self._embedder = embedder
+        self._llm_given = llm
+        self._stack: AsyncExitStack | None = None
+        self.db: Database
+        self.buffer: ChannelBuffer
+        self.traces: TraceStore
+        self.user_memory: UserMemory
+        self.http: httpx.AsyncClient
+        self.tools: ToolRegistry
+        self.mcp: McpTools
+        self._builtin_tools: ToolRegistry
+        self.llm: Any
+        self.agent: Agent
+        self.pipeline: TurnPipeline
+        self.agents: TurnAgents
+        self.places: PlaceSettingsService
+        self.services: FrontEndServices
+        self.budget: TokenBudget
+        self.writes: MemoryWriteLog
+        self.loop_lag = LoopLag()
+
+    async def __aenter__(self) -> Runtime:
+        s = self.settings
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            try:
+                s.memory.data_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreUnavailable(
+                    f"DATA_DIR {str(s.memory.data_dir)!r} cannot be created: {exc.strerror or exc}"
+                ) from None
+            self.db = await stack.enter_async_context(Database.open(s.memory.sqlite_path))
+            self.buffer = ChannelBuffer(self.db)
+            self.traces = TraceStore(self.db)
+            self.user_memory = await asyncio.to_thread(
+                open_user_memory, settings=s.memory, embedder=self._embedder)
+            stack.push_async_callback(self.user_memory.close)
+            self.http = await stack.enter_async_context(
+                httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
+            self._builtin_tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
+            register_builtin_tools(self._builtin_tools, s.agent, self.http)
+            self.mcp = await stack.enter_async_context(McpTools(
+                s.mcp, default_timeout_s=s.agent.tool_timeout_s,
+                max_observation_chars=self._builtin_tools.max_observation_chars,
+                on_change=self._mcp_tools_changed, stderr_dir=s.memory.data_dir / "mcp-logs"))
+            self.tools = self._builtin_tools.merged(self.mcp.registry())
+            if self._llm_given is not None:
+                self.llm = self._llm_given
+            else:
+                self.llm = LLMClient.from_settings(s.agent)
+                stack.push_async_callback(self.llm.aclose)
+            self.agent = Agent(self.llm, self.tools, protocol=s.agent.protocol,
+                               max_steps=s.agent.max_steps)
+            self.agents = TurnAgents(self.agent, s.models, s.agent)
+            stack.push_async_callback(self.agents.aclose)
+            rules = SettingRules(s.models, tool_names=lambda: self.tools.names(),
+                                 mcp_servers=[server.name for server in s.mcp.servers],
+                                 operator_global_memory=s.memory.memory_scope == "global")
+            self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
+                                               now=lambda: datetime.now(UTC))
+            await self.places.load()
+            self.budget = TokenBudget(TokenUsageStore(self.db), user_daily=s.features.user_daily_tokens,
+                                      guild_daily=s.features.guild_daily_tokens, now=self._now)
+            self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
+                                         self.user_memory, s, places=self.places, agents=self.agents,
+                                         budget=self.budget)
+            self.services = FrontEndServices(
+                turns=self.pipeline, traces=TraceService(self.traces),
+                memory=PersonMemoryService(self.user_memory,
+                                           global_scope=s.memory.memory_scope == "global"),
+                channels=ChannelService(self.buffer, self.pipeline.scheduler,
+                                        now=lambda: datetime.now(UTC)),
+                places=self.places)
+            self.writes = MemoryWriteLog(self.db)
+            if undone := await reconcile_memory(self.writes, self.traces, self.user_memory):
+                log.warning("start-up: undid %d memory item(s) of turns cut before they were stored",
+                            undone)
+            sweeper = asyncio.create_task(self._sweep_writes(), name="memory-reconcile")
+            stack.push_async_callback(_cancel, sweeper)
+            if written := await write_deferred(self.writes, self.user_memory):
+                log.info("start-up: wrote %d deferred memory item(s)", written)
+            deferrer = asyncio.create_task(self._write_deferred(), name="memory-deferred")
+            stack.push_async_callback(_cancel, deferrer)
+            lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
+            stack.push_async_callback(_cancel, lag)
+            health = asyncio.create_task(self._log_health(), name="health-line")
+            stack.push_async_callback(_cancel, health)
+            if s.memory.buffer_retention_days > 0:
+                await self.prune_buffer()
+                pruner = asyncio.create_task(self._prune_daily(), name="buffer-retention")
+                stack.push_async_callback(_cancel, pruner)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        log.info("runtime ready: data in %s, memory in %s, model %s (%s protocol), tools: %s",
+                 s.memory.data_dir, self.user_memory.where, s.agent.model, s.agent.protocol,
+                 ", ".join(self.tools.names()))
+        return self
+
+    def _mcp_tools_changed(self) -> None:
+        """A server came up or changed its tools: the agent's next runs see the new list."""
+        self.tools = self._builtin_tools.merged(self.mcp.registry())
+        if hasattr(self, "agent"):  # not yet while the runtime opens
+            self.agent.tools = self.tools
+        log.info("tools now: %s", ", ".join(self.tools.names()))
+
+    async def prune_buffer(self) -> int:
+        """Delete channel messages older than BUFFER_RETENTION_DAYS (0: keep all); how many."""
+        days = self.settings.memory.buffer_retention_days
+        if days <= 0:
+            return 0
+        return await self.buffer.prune(datetime.now(UTC) - timedelta(days=days))
+
+    async def _prune_daily(self) -> None:
+        while True:
+            await asyncio.sleep(self._prune_interval_s)
+            try:
+                await self.prune_buffer()
+            except Exception:
+                log.exception("pruning the channel buffer failed; trying again next time")
+
+    async def _log_health(self) -> None:
+        while True:
+            await asyncio.sleep(self._health_interval_s)
+            p = self.pipeline
+            if text := p.health.line(queued=p.turns_queued, in_flight=p.tracker.in_flight,
+                                     loop_lag_s=self.loop_lag.take_worst()):
+                log.warning("%s", text)
+
+    async def _sweep_writes(self) -> None:
+        while True:
+            await asyncio.sleep(RECONCILE_INTERVAL_S)
+            try:
+                await reconcile_memory(
+                    self.writes, self.traces, self.user_memory, skip=self.pipeline.persister.storing,
+                    older_than=datetime.now(UTC) - timedelta(seconds=RECONCILE_GRACE_S))
+            except Exception:
+                log.exception("reconciling memory writes failed; trying again next time")
+
+    async def _write_deferred(self) -> None:
+        while True:
+            await asyncio.sleep(DEFERRED_INTERVAL_S)
+            try:
+                await write_deferred(self.writes, self.user_memory,
+                                     older_than=datetime.now(UTC) - timedelta(seconds=DEFERRED_GRACE_S))
+            except Exception:
+                log.exception("writing deferred memory items failed; trying again next time")
+
+    async def __aexit__(self, *exc: object) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -1,0 +1,175 @@
+"""The per-turn memory tools: `recall_memory(query)` and `remember(fact)`.
+
+Both act for the person who asked, in the place they asked: the user and the place come from
+the runtime's ToolContext, never from the model (the tools have no user parameter, and the
+schema refuses extra arguments). `remember` does not write at once: it collects the fact in
+the turn's `pending` list, and the pipeline stores it with the rest of the turn, so that a turn
+that fails stores nothing (no half turn).
+
+Recalled memories reach the model as the lines of `memory_lines` (in the prompt and in
+`recall_memory`'s answer): newest first, each with its date, a memory older than another
+recalled one on the same subject marked "earlier" (so "I moved from Lyon to Berlin" reads as
+replacing "I live in Lyon"), what the bot itself said marked as its reply, and a short
+message shown with the message it answered. `MemoryTools.recall_lines` is the turn's own
+recall: a memory store that cannot be reached gives None, and the turn goes on without memory.
+
+Part of bot/: joins agent/ (tools) and memory/ (the store).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
+from memory.errors import StoreUnavailable
+from memory.semantic.ranking import tokenize
+from memory.semantic import MemoryHit, scope_for
+
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
+
+MAX_FACT_CHARS = 1000
+MAX_FACTS_PER_TURN = 5
+RECALL_LINE_CHARS = 600
+CONTEXT_SHOWN_CHARS = 160
+
+log = logging.getLogger(__name__)
+
+
+def _one_line(text: str, max_chars: int | None) -> str:
+    body = " ".join(text.split())
+    if max_chars is not None and len(body) > max_chars:
+        body = body[:max_chars].rstrip() + " [...]"
+    return body
+
+
+def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
+                       max_chars: int | None = None, earlier: bool = False) -> str:
+    """One memory as the model reads it: "(YYYY-MM-DD) text", the date from created_at;
+    "(YYYY-MM-DD, earlier)" when a newer memory on its subject was recalled with it. The
+    bot's own reply reads "you replied to “question”: answer"; a message stored with the
+    message it answered (metadata `context`) ends with "(answering: “...”)"."""
+    meta = metadata or {}
+    created = meta.get("created_at")
+    stamp = [f"{datetime.fromtimestamp(created, UTC):%Y-%m-%d}"] if isinstance(created, (int, float)) else []
+    stamp += ["earlier"] if earlier else []
+    prefix = f"({', '.join(stamp)}) " if stamp else ""
+    body = _one_line(text, max_chars)
+    context = meta.get("context")
+    if isinstance(context, str) and context.strip():
+        shown = _one_line(context, CONTEXT_SHOWN_CHARS)
+        if meta.get("kind") == "reply":
+            return f"{prefix}you replied to “{shown}”: {body}"
+        return f"{prefix}{body} (answering: “{shown}”)"
+    return prefix + body
+
+
+def _created(hit: MemoryHit) -> float:
+    value = hit.metadata.get("created_at")
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> list[str]:
+    """Recalled memories as lines, newest first; a memory sharing a word (BM25's tokens)
+    with a newer one among them is marked earlier: it may have been superseded."""
+    ordered = sorted(hits, key=_created, reverse=True)  # stable: equal times keep their rank
+    seen: set[str] = set()
+    lines = []
+    for hit in ordered:
+        words = set(tokenize(hit.text))
+        lines.append(format_memory_line(hit.text, hit.metadata, max_chars=max_chars,
+                                        earlier=bool(words & seen)))
+        seen |= words
+    return lines
+
+
+class MemorySearch(Protocol):
+    async def search(self, user_id: str, query: str, k: int = 5,
+                     scope: str | None = None) -> list[MemoryHit]: ...
+
+
+class MemoryTools:
+    """The two memory tools of one store; `for_turn` binds `remember` to a turn's pending list.
+
+    `recall_memory` is built once per scope rule (the place's, everywhere); `remember` is
+    built per turn around that turn's list (about a millisecond).
+    """
+
+    def __init__(self, memory: MemorySearch, *, global_scope: bool = False, k: int = 5,
+                 timeout_s: float | None = None) -> None:
+        self._timeout_s = timeout_s
+        self._global_scope = global_scope
+        self._memory = memory
+        self._recall = {wide: self._recall_tool(memory, k, wide) for wide in (False, True)}
+        self._remember = Tool.from_function(_remember_into([]), timeout_s=timeout_s)  # a turn's: for_turn
+
+    def _recall_tool(self, memory: MemorySearch, k: int, wide: bool) -> Tool:
+        async def recall_memory(ctx: ToolContext, query: str) -> str:
+            """Search what this person told you in earlier conversations (their memory, here).
+
+            Args:
+                query: what to look for, in a few words (e.g. "favourite tea", "trip last week")
+            """
+            query = query.strip()
+            if not query:
+                raise ToolError("query is empty; say in a few words what to look for")
+            hits = await memory.search(ctx.user_id, query, k=k,
+                                       scope=None if wide else scope_for(ctx.guild_id))
+            if not hits:
+                return "Nothing remembered about that."
+            return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))
+
+        return Tool.from_function(recall_memory, timeout_s=self._timeout_s)
+
+    async def recall_lines(self, user_id: str, query: str, guild_id: str | None, *, k: int,
+                           max_chars: int, global_scope: bool | None = None) -> list[str] | None:
+        """The person's memories for a turn's prompt (`memory_lines`); None when the memory
+        store cannot be reached (logged): the turn is answered without memory, saying so."""
+        try:
+            hits = await self._memory.search(user_id, query, k=k,
+                                             scope=self.recall_scope(guild_id, global_scope=global_scope))
+        except StoreUnavailable as exc:
+            log.warning("recall for user %s failed, answering without memory: %s", user_id, exc)
+            return None
+        return memory_lines(hits, max_chars=max_chars)
+
+    def recall_scope(self, guild_id: str | None, *, global_scope: bool | None = None) -> str | None:
+        """Where recall looks: the place's own scope, or everywhere when ``global_scope`` (by
+        default the operator's MEMORY_SCOPE=global)."""
+        wide = self._global_scope if global_scope is None else global_scope
+        return None if wide else scope_for(guild_id)
+
+    def for_turn(self, pending: list[str], *, global_scope: bool | None = None) -> ToolRegistry:
+        """A registry with both tools; `remember` appends to ``pending`` (stored by the pipeline
+        with the rest of the turn); recall looks where ``recall_scope`` says. The tools'
+        schemas are derived once, not per turn (every turn of a burst builds this registry on
+        the event loop)."""
+        registry = ToolRegistry()
+        registry.register(self._recall[self._global_scope if global_scope is None else global_scope])
+        registry.register(dataclasses.replace(self._remember, fn=_remember_into(pending)))
+        return registry
+
+
+def _remember_into(pending: list[str]) -> ToolFn:
+    """The `remember` tool's function for one turn: it appends to that turn's ``pending``."""
+
+    async def remember(ctx: ToolContext, fact: str) -> str:
+        """Keep a fact the person explicitly asked you to remember, for later conversations.
+
+        Args:
+            fact: the fact, as one short sentence in the third person (e.g. "They are vegetarian")
+        """
+        fact = " ".join(fact.split())
+        if not fact:
+            raise ToolError("fact is empty; give the fact to keep as one short sentence")
+        if len(pending) >= MAX_FACTS_PER_TURN:
+            raise ToolError(f"at most {MAX_FACTS_PER_TURN} facts can be kept per message")
+        if len(fact) > MAX_FACT_CHARS:
+            fact = fact[:MAX_FACT_CHARS].rstrip() + " [...]"
+        pending.append(fact)
+        return f"Will remember: {fact}"
+
+    return remember

@@ -1,0 +1,304 @@
+"""The turn pipeline: one person's message in, one answer (or one clear sentence) out.
+
+Platform-free, shared by the console chat and the Discord front end. The path of a turn:
+
+1. Refuse empty text (nothing stored; text of only invisible marks, zero-width or bidi, is
+   empty too), a turn while shutting down, and a person who asks again within
+   USER_COOLDOWN_S (a polite sentence, not queued; bot.turn.scheduling.Cooldowns).
+2. Take the channel's lock, then a slot of the global MAX_CONCURRENT_TURNS semaphore
+   (bot.turn.scheduling.TurnScheduler: one channel is answered in order); the turn is tracked for
+   graceful shutdown (bot.turn.tracking). A person or server over its daily token budget gets
+   one sentence (bot.settings.budgets), read here so that no await precedes the queue.
+3. Read the place's settings (bot.settings.place: persona, model, tools, memory scope,
+   cooldown; a channel's override its server's), the channel's buffer window, recall the
+   person's memories for this place, fit all of it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
+   run the place's agent (bot.turn.agent) with per-turn memory tools, streaming every event to
+   ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
+   start pass ``pacer`` (bot.process.pacing): turns woken together start them a time budget's
+   worth per loop iteration. A memory store that cannot be reached does not stop the turn: it is answered without memories, and the answer says so in
+   one line (bot.errors.with_memory_notice).
+4. Persist the whole turn or nothing (bot.turn_store.persistence; a memory write the store cannot take
+   then is deferred and made later by bot.turn_store.reconcile). A model or store failure stores
+   nothing and returns one sentence (bot.errors).
+
+Step limit / no usable answer: the agent ends honestly, so the trace IS stored (the person can
+open it and see why), but neither the buffer nor semantic memory gets the turn.
+
+The other jobs have their own modules: scheduling (bot.turn.scheduling), shutdown tracking
+(bot.turn.tracking), persistence with compensation (bot.turn_store.persistence), write coalescing
+(bot.turn_store.coalescing), the cogs' traces / memory / channel services (bot.services).
+
+Part of bot/: joins agent/ and memory/; knows nothing of Discord.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Protocol
+from datetime import UTC, datetime
+
+from agent.errors import LLMError
+from agent.events import AgentEvent, AnswerDelta, RunEnded
+from agent.loop import Agent
+from agent.prompt import build_system_prompt
+from agent.tools.registry import ToolContext
+from bot.settings.budgets import TokenBudget
+from bot.settings.config import Settings
+from bot.turn.context_budget import fit_context
+from bot.errors import sentence_for, with_memory_notice
+from bot.process.health import HealthLog
+from bot.interfaces import EventCallback
+from bot.turn.memory_tools import MemoryTools
+from bot.process.pacing import LoopPacer
+from bot.turn_store.persistence import TurnPersister, has_visible_text
+from bot.settings.place import DEFAULTS, PlaceSettings
+from bot.turn.requests import TurnRequest, TurnResult
+from bot.turn.scheduling import Cooldowns, TurnScheduler
+from bot.stores import BufferStore, TraceStoreLike, UserMemoryStore
+from bot.turn.agent import TurnAgents
+from bot.turn.tracking import TurnTracker
+from memory.stores.buffer import BufferedMessage
+from memory.stores.database import Database
+from memory.errors import MemoryStoreError
+from memory.tokens import estimate_tokens
+from memory.stores.write_log import MemoryWriteLog
+
+__all__ = ["EventCallback", "PlaceLookup", "TurnPipeline"]
+
+log = logging.getLogger(__name__)
+
+RECALL_K = 5
+RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
+MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
+RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
+
+
+class PlaceLookup(Protocol):
+    """The settings in force where a turn is asked (bot.settings.place.PlaceSettingsService)."""
+
+    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
+
+
+class _OperatorDefaults:
+    """No per-place settings: the operator's everywhere (the console; tests)."""
+
+    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings:
+        return DEFAULTS
+
+
+class _TurnFailed(Exception):
+    """Internal: a turn ends with one sentence of this kind."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+class TurnPipeline:
+    """Runs turns; see the module docstring for the path and its guarantees.
+
+    ``scheduler`` (channel locks) and ``tracker`` (turns in flight, for bot.process.shutdown) are
+    shared with the services that need them; ``persister.storing`` with bot.turn_store.reconcile.
+    """
+
+    def __init__(self, agent: Agent, buffer: BufferStore, traces: TraceStoreLike, db: Database,
+                 user_memory: UserMemoryStore, settings: Settings, *,
+                 places: PlaceLookup | None = None, agents: TurnAgents | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 budget: TokenBudget | None = None) -> None:
+        self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
+        self._places = places or _OperatorDefaults()
+        self._budget = budget  # daily token budgets (bot.settings.budgets); None: no limits
+        self._buffer = buffer
+        self._memory = user_memory
+        self._settings = settings
+        self._clock = clock
+        self._memory_tools = MemoryTools(user_memory,
+                                         global_scope=settings.memory.memory_scope == "global",
+                                         k=RECALL_K, timeout_s=settings.agent.tool_timeout_s)
+        self.scheduler = TurnScheduler(settings.max_concurrent_turns)
+        self.tracker = TurnTracker()
+        self.persister = TurnPersister(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now)
+        self._cooldowns = Cooldowns()
+        self.health = HealthLog()
+        self.pacer = LoopPacer()  # turns woken together start their heavy steps a budget's worth per iteration
+        # the agent's own system prompt (tools, persona) without memories: what every run sends
+        system_prompt = build_system_prompt(agent.tools.merged(self._memory_tools.for_turn([])),
+                                            protocol=agent.protocol, persona=agent.persona)
+        prompt_tokens = estimate_tokens(system_prompt)
+        self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
+
+    @property
+    def turns_queued(self) -> int:
+        """Turns waiting for their channel's earlier turns or for a free slot."""
+        return self.tracker.in_flight - self.scheduler.running
+
+    # -- the turn -------------------------------------------------------------------------
+
+    async def handle(self, req: TurnRequest, on_event: EventCallback | None = None) -> TurnResult:
+        """Answer one request; never raises for model or store failures (only on cancel)."""
+        started = self._clock()
+        question = req.text.strip()
+        if not has_visible_text(question):
+            return self._refusal("empty", started)
+        if not self.tracker.accepting:
+            return self._refusal("shutting_down", started)
+        place = self._places.for_place(req.guild_id, req.place_channels)  # no await: keeps the order
+        cooldown = self._settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s
+        if self._cooldowns.cooling_down(req.user_id, started, cooldown):
+            return self._refusal("cooldown", started)
+
+        task = self.tracker.enter()
+        try:
+            async with self.scheduler.turn(req.channel_id):
+                queued_ms = (self._clock() - started) * 1000.0
+                # The daily budget is read in the channel's turn, not before it is queued: an
+                # await there would let a later message of the channel overtake this one, and
+                # the channel's earlier turns are charged by now.
+                over = None if self._budget is None else await self._budget.refusal(req.user_id, req.guild_id)
+                if over is not None:
+                    result = TurnResult(ok=False, text=over, outcome="over_budget", error_kind="over_budget",
+                                        elapsed_ms=(self._clock() - started) * 1000.0)
+                else:
+                    result = await self._turn(req, question, place, on_event, started)
+            result = dataclasses.replace(result, queued_ms=queued_ms)
+            if self._budget is not None:  # charged before the turn counts as finished
+                await self._budget.charge(req.user_id, req.guild_id, result.total_tokens)
+        except asyncio.CancelledError:
+            if not self.tracker.abandoned(task):
+                raise
+            result = self._refusal("shutting_down", started)  # nothing was stored
+        finally:
+            self.tracker.leave(task)
+        self.health.record(result.error_kind)
+        log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
+                 "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
+                 result.steps, result.total_tokens, result.elapsed_ms, result.queued_ms,
+                 result.recall_ms, result.store_ms, result.outcome,
+                 f" error={result.error_kind}" if result.error_kind else "")
+        log.debug("turn channel=%s question=%r answer=%r", req.channel_id, question, result.text)
+        return result
+
+    async def _turn(self, req: TurnRequest, question: str, place: PlaceSettings,
+                    on_event: EventCallback | None, started: float) -> TurnResult:
+        events: list[AgentEvent] = []
+        end: RunEnded | None = None
+        memories_used = 0
+        try:
+            try:
+                async with asyncio.timeout(self._settings.turn_timeout_s):
+                    mark = self._clock()
+                    remember = place.memory != "off"
+                    wide = None if place.memory is None else place.memory == "global"
+                    history, recalled = await self._context(req, question, remember, wide)
+                    recall_ms = (self._clock() - mark) * 1000.0
+                    persona_tokens = estimate_tokens(place.persona) if place.persona else 0
+                    budget = fit_context(question, history, recalled or [],
+                                         budget=self._context_budget - persona_tokens)
+                    memories_used = len(budget.memories)
+                    pending: list[str] = []
+                    context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
+                                          guild_id=req.guild_id, display_name=req.display_name)
+                    tools = self._memory_tools.for_turn(pending, global_scope=wide) if remember else None
+                    await self.pacer.wait()  # the prompt and the first model request (bot.process.pacing)
+                    async for event in self._agents.for_turn(place).run(
+                        budget.question, context=context, history=budget.history,
+                        memories=budget.memories, tools=tools,
+                        images=req.images,  # sent as image parts (bot.turn.images)
+                    ):
+                        if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
+                            events.append(event)
+                        if isinstance(event, RunEnded):
+                            end = event
+                        await self._emit(on_event, event)
+            except TimeoutError:
+                raise _TurnFailed("turn_timeout") from None
+            if end is None:
+                raise _TurnFailed("no_answer")
+            trace_id = uuid.uuid4().hex
+            mark = self._clock()
+            await self.persister.persist(req, question, end, events, trace_id, pending,
+                                         remember=remember)
+            store_ms = (self._clock() - mark) * 1000.0
+        except _TurnFailed as failed:
+            return self._failure(failed.kind, started, events, memories_used)
+        except LLMError as exc:
+            log.warning("turn channel=%s user=%s: model failed (%s): %s",
+                        req.channel_id, req.user_id, exc.kind, exc)
+            return self._failure(exc.kind, started, events, memories_used)
+        except MemoryStoreError as exc:
+            log.error("turn channel=%s user=%s: store failed: %s", req.channel_id, req.user_id, exc)
+            return self._failure("memory_unavailable", started, events, memories_used)
+        except Exception:
+            log.exception("turn channel=%s user=%s: unexpected failure", req.channel_id, req.user_id)
+            return self._failure("internal", started, events, memories_used)
+
+        answered = end.outcome == "answered"
+        text = end.answer.strip() or sentence_for(end.outcome)
+        return TurnResult(
+            ok=answered,
+            text=with_memory_notice(text) if answered and recalled is None else text,
+            outcome=end.outcome,
+            trace_id=trace_id,
+            steps=end.steps,
+            prompt_tokens=end.usage.prompt_tokens,
+            completion_tokens=end.usage.completion_tokens,
+            elapsed_ms=(self._clock() - started) * 1000.0,
+            error_kind=None if answered else end.outcome,
+            memories_used=memories_used,
+            recall_ms=recall_ms,
+            store_ms=store_ms,
+        )
+
+    async def _context(self, req: TurnRequest, question: str, recall: bool,
+                       wide: bool | None) -> tuple[list[dict], list[str] | None]:
+        window = self._settings.buffer_window
+        recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
+        history = [self._history_message(m, req.user_id) for m in recent]
+        if not recall:
+            return history, []
+        await self.pacer.wait()  # the query's embedding request (bot.process.pacing)
+        memories = await self._memory_tools.recall_lines(
+            req.user_id, question[:RECALL_QUERY_CHARS], req.guild_id, k=RECALL_K,
+            max_chars=MEMORY_LINE_CHARS, global_scope=wide)  # None: the store is down, answer without memory
+        return history, memories
+
+    @staticmethod
+    def _history_message(m: BufferedMessage, asker_id: str) -> dict:
+        if m.role == "assistant":
+            return {"role": "assistant", "content": m.content}
+        if m.role == "user" and m.author_id == asker_id:
+            return {"role": "user", "content": m.content}
+        return {"role": "user", "content": f"[{m.author_name or m.author_id}]: {m.content}"}
+
+    async def _emit(self, on_event: EventCallback | None, event: AgentEvent) -> None:
+        if on_event is None:
+            return
+        try:
+            await on_event(event)
+        except Exception:
+            log.warning("on_event callback failed on %s; the turn goes on", event.type, exc_info=True)
+
+    def _failure(self, kind: str, started: float, events: Sequence[AgentEvent],
+                 memories_used: int) -> TurnResult:
+        end = next((e for e in reversed(events) if isinstance(e, RunEnded)), None)
+        usage_p = sum(getattr(getattr(e, "usage", None), "prompt_tokens", 0)
+                      for e in events if not isinstance(e, RunEnded))
+        usage_c = sum(getattr(getattr(e, "usage", None), "completion_tokens", 0)
+                      for e in events if not isinstance(e, RunEnded))
+        steps = end.steps if end else max((getattr(e, "step", 0) for e in events), default=0)
+        return TurnResult(ok=False, text=sentence_for(kind), outcome="error", trace_id=None,
+                          steps=steps, prompt_tokens=usage_p, completion_tokens=usage_c,
+                          elapsed_ms=(self._clock() - started) * 1000.0, error_kind=kind,
+                          memories_used=memories_used)
+
+    def _refusal(self, kind: str, started: float) -> TurnResult:
+        outcome = kind if kind in ("empty", "cooldown") else "error"
+        return TurnResult(ok=False, text=sentence_for(kind), outcome=outcome, error_kind=kind,
+                          elapsed_ms=(self._clock() - started) * 1000.0)

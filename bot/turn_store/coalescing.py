@@ -1,0 +1,58 @@
+"""Memory writes of concurrent turns, coalesced into one ``add_many`` call.
+
+Part of bot/: used by bot.turn_store.persistence; knows only the MemoryAdder Protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.stores import MemoryAdder
+from memory.semantic import AddItem
+
+__all__ = ["CoalescingAdder"]
+
+_Entry = tuple[list[AddItem], "asyncio.Future[list[str]]"]
+
+
+class CoalescingAdder:
+    """While one add_many is in flight, the items of other turns queue and go together in the
+    next call. Measured once (3 rounds, local MiniLM, embedded Chroma, the 2-core box):
+    add_many of 4 items 38-57 ms, 4 single adds 111-168 ms, one add 28-34 ms; the worst
+    event-loop stall was alike either way (11-21 ms), so the gain is total time, not shorter
+    stalls. Each turn still gets exactly its own item ids back; if a call fails, every turn in
+    that batch gets the error (and stores nothing else)."""
+
+    def __init__(self, memory: MemoryAdder, max_items: int = 64) -> None:
+        self._memory = memory
+        self._max_items = max_items
+        self._queue: list[_Entry] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def add_many(self, items: list[AddItem]) -> list[str]:
+        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        self._queue.append((items, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write(), name="memory-writer")
+        return await future
+
+    async def _write(self) -> None:
+        while self._queue:
+            batch: list[_Entry] = []
+            count = 0
+            while self._queue and (not batch or count + len(self._queue[0][0]) <= self._max_items):
+                entry = self._queue.pop(0)
+                batch.append(entry)
+                count += len(entry[0])
+            try:
+                ids = await self._memory.add_many([item for items, _ in batch for item in items])
+            except Exception as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            start = 0
+            for items, future in batch:
+                if not future.done():
+                    future.set_result(ids[start:start + len(items)])
+                start += len(items)

@@ -1,0 +1,216 @@
+"""Storing one finished turn whole, or not at all: memory items, buffer rows, trace.
+
+The order: first the memory write is announced in SQLite (memory.stores.write_log), then the exchange
+(and facts the person asked to keep) goes to semantic memory (writes of concurrent turns
+coalesced into one add_many: bot.turn_store.coalescing), then the user message + answer (buffer), the
+trace and the settling of the announcement in ONE SQLite transaction; if that transaction
+fails the memory items just added are deleted again (compensation). An announcement left
+unsettled (a crash between the stores, an add that timed out yet landed) is undone by
+bot.turn_store.reconcile at start-up. A memory store that cannot be reached for the add defers the write:
+the items go into the announcement in that same transaction and bot.turn_store.reconcile writes them
+later. Question and answer are stored together at the end of the turn
+(same time, in order), so the buffer holds whole exchanges in the order the channel answered
+them. A turn cancelled while storing finishes storing before the cancellation goes on.
+
+A turn that did not end answered (step limit, no usable answer) stores its trace only: a
+non-answer in the buffer would be inherited by every later turn of the channel, and nothing
+was learned.
+
+Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of the agent's loop
+or of Discord.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import unicodedata
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from agent.events import AgentEvent, RunEnded
+from bot.turn_store.coalescing import CoalescingAdder
+from bot.errors import sentence_for
+from bot.turn.requests import TurnRequest
+from bot.stores import BufferStore, TraceStoreLike, Transactional, UserMemoryStore
+from memory.stores.buffer import BufferedMessage
+from memory.errors import StoreUnavailable
+from memory.semantic import AddItem, scope_for
+from memory.stores.traces import TraceRecord
+from memory.stores.write_log import DeferredItem, MemoryWriteLog
+
+__all__ = ["CONTEXT_MAX_AGE_S", "TurnPersister", "exchange_items", "has_visible_text"]
+
+log = logging.getLogger(__name__)
+
+EXCHANGE_QUESTION_CHARS = 2000
+EXCHANGE_ANSWER_CHARS = 4000
+SHORT_MESSAGE_WORDS = 8          # a message this short is stored with the one before it
+CONTEXT_CHARS = 500              # of that message (metadata strings over 2,000 are refused)
+CONTEXT_MAX_AGE_S = 3 * 3600.0   # an older message before it is another conversation
+
+
+def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, *,
+                   previous: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """What one answered exchange puts in the person's semantic memory: [(text, metadata)].
+
+    - The person's message (kind "exchange"). When it is short (at most SHORT_MESSAGE_WORDS
+      words) and `previous` (the channel's message before it) is given, that message rides
+      along as metadata `context`, which the memory embeds and keyword-indexes with the text
+      while showing the text alone: "Yes! It was amazing" is found by what it answered.
+    - The bot's answer (kind "reply"), with the person's message as its context, so that
+      "what did you recommend for dinner?" finds what the bot said.
+
+    bench/retrieval_eval.py measured these units on both of its datasets (figures in
+    bench/README.md): the message alone recalls better than the whole exchange as one text,
+    and the reply as an item of its own does not dilute the recall of what the person said.
+    """
+    q = _clip(question, EXCHANGE_QUESTION_CHARS)
+    message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange"}
+    if previous and previous.strip() and len(question.split()) <= SHORT_MESSAGE_WORDS:
+        message["context"] = _clip(" ".join(previous.split()), CONTEXT_CHARS)
+    reply = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "reply",
+             "context": _clip(" ".join(question.split()), CONTEXT_CHARS)}
+    return [(q, message), (_clip(answer, EXCHANGE_ANSWER_CHARS), reply)]
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " [...]"
+
+
+def has_visible_text(text: str) -> bool:
+    """False for text of only whitespace and invisible format characters (zero-width, bidi
+    marks: Unicode category Cf): nothing to answer, and nothing the memory would store."""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+
+
+class TurnPersister:
+    """Stores finished turns; ``storing`` names the turns between announce and settle."""
+
+    def __init__(self, buffer: BufferStore, traces: TraceStoreLike, db: Transactional,
+                 memory: UserMemoryStore, writes: MemoryWriteLog, *,
+                 now: Callable[[], datetime]) -> None:
+        self._buffer = buffer
+        self._traces = traces
+        self._db = db
+        self._memory = memory
+        self._writes = writes
+        self._adder = CoalescingAdder(memory)
+        self._now = now
+        self._storing: set[str] = set()
+
+    @property
+    def storing(self) -> frozenset[str]:
+        """Trace ids of the turns storing right now (their memory writes are not left over)."""
+        return frozenset(self._storing)
+
+    async def persist(self, req: TurnRequest, question: str, end: RunEnded,
+                      events: Sequence[AgentEvent], trace_id: str, facts: list[str], *,
+                      remember: bool = True) -> None:
+        """Persist, shielded: a turn cancelled while it is being stored (shutdown) finishes
+        the write (or its compensation) before the cancellation goes on. ``remember`` False
+        (memory switched off for the place) stores no memory items."""
+        task = asyncio.ensure_future(self._persist(req, question, end, events, trace_id, facts, remember))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                log.info("turn channel=%s cancelled while storing; finishing the write first",
+                         req.channel_id)
+                with contextlib.suppress(Exception):
+                    await task
+            raise
+
+    async def _persist(self, req: TurnRequest, question: str, end: RunEnded,
+                       events: Sequence[AgentEvent], trace_id: str, facts: list[str],
+                       remember: bool) -> None:
+        answered = end.outcome == "answered"
+        answer = end.answer.strip() or sentence_for(end.outcome)
+        when = self._now()
+        added: list[str] = []
+        deferred: list[DeferredItem] = []
+        announced = False
+        self._storing.add(trace_id)
+        try:
+            if answered and remember:
+                previous = await self._previous_message(req.channel_id, question, when)
+                place = scope_for(req.guild_id)
+                items: list[AddItem] = [
+                    (req.user_id, text, meta, place)
+                    for text, meta in exchange_items(req, question, answer, trace_id, previous=previous)]
+                items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
+                                               "kind": "fact"}, place)
+                          for fact in facts if has_visible_text(fact)]  # an invisible one is refused
+                await self._writes.announce(trace_id, req.user_id, when)
+                announced = True
+                # A failed add stays announced: one that timed out may still land (reconcile).
+                try:
+                    added = await self._adder.add_many(items)
+                except StoreUnavailable as exc:  # the turn is stored, its items kept for later
+                    log.warning("turn channel=%s: memory write deferred: %s", req.channel_id, exc)
+                    deferred = [DeferredItem(text, meta, scope) for _, text, meta, scope in items]
+            await self._store_turn(req, question, answer, end, events, trace_id, when, added, announced,
+                                   deferred)
+        finally:
+            self._storing.discard(trace_id)
+
+    async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
+                          events: Sequence[AgentEvent], trace_id: str, when: datetime,
+                          added: list[str], announced: bool, deferred: Sequence[DeferredItem] = ()) -> None:
+        """Buffer rows, trace and the settling of the memory write (or its deferred items,
+        written later by bot.turn_store.reconcile): one SQLite transaction."""
+        answered = end.outcome == "answered"
+        record = TraceRecord(
+            trace_id=trace_id, channel_id=req.channel_id, guild_id=req.guild_id,
+            user_id=req.user_id, question=question, events=[e.to_dict() for e in events],
+            outcome=end.outcome, answer=end.answer, steps=end.steps,
+            prompt_tokens=end.usage.prompt_tokens, completion_tokens=end.usage.completion_tokens,
+            elapsed_ms=end.elapsed_ms, created_at=when, message_id=None,
+            interaction_id=req.interaction_id,
+        )
+        try:
+            async with self._db.transaction():
+                if answered:
+                    await self._buffer.append_many([
+                        BufferedMessage(channel_id=req.channel_id, guild_id=req.guild_id,
+                                        author_id=req.user_id, author_name=req.display_name,
+                                        role="user", content=question, created_at=when,
+                                        message_id=req.message_id),
+                        BufferedMessage(channel_id=req.channel_id, guild_id=req.guild_id,
+                                        author_id="assistant", author_name="assistant",
+                                        role="assistant", content=answer, created_at=when),
+                    ])
+                if deferred:
+                    await self._writes.defer(trace_id, deferred)
+                elif announced:
+                    await self._writes.settle(trace_id)
+                await self._traces.save(record)
+        except BaseException:
+            if announced and await self._undo_memory(req.user_id, added):
+                with contextlib.suppress(Exception):  # left announced, the reconcile settles it
+                    await self._writes.settle(trace_id)
+            raise
+
+    async def _previous_message(self, channel_id: str, question: str, now: datetime) -> str | None:
+        """The channel's last message before this turn, for a short message's context
+        (read only for short messages, and only if said within CONTEXT_MAX_AGE_S)."""
+        if len(question.split()) > SHORT_MESSAGE_WORDS:
+            return None
+        recent = await self._buffer.recent(channel_id, limit=1)
+        if not recent or (now - recent[-1].created_at).total_seconds() > CONTEXT_MAX_AGE_S:
+            return None
+        return recent[-1].content
+
+    async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
+        """Delete the items just added; True when every one is gone."""
+        undone = True
+        for item_id in item_ids:
+            try:
+                await self._memory.delete(user_id, item_id)
+            except Exception:
+                undone = False
+                log.error("could not undo memory item %s of user %s after a failed turn; "
+                          "the start-up reconcile will", item_id, user_id, exc_info=True)
+        return undone

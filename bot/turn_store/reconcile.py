@@ -1,0 +1,101 @@
+"""Undo the memory writes whose turn was never stored, make the ones deferred (memory.stores.write_log).
+
+At start-up every announced write still in the log belongs to a turn of an earlier process
+that died before storing it: its items are deleted from the person's semantic memory and the
+announcement settled. While the bot runs, a sweep does the same for announcements older than
+a grace period (an add that timed out may land at the memory server some time after the turn
+was given up), skipping turns that are storing right now. A memory store that cannot be
+reached leaves the rest for the next pass. The person whose turn was cut simply asks again.
+
+A deferred write (the turn was stored while the memory store was down, its items kept in the
+log) is made by `write_deferred`: whatever of it landed before is deleted, the items are added,
+and the row settled; a store still down leaves it for the next pass. The runtime calls it at
+start-up and every few seconds, for writes older than the memory store's own time limit (an
+add given up then has landed or never will, so it cannot land twice).
+
+Part of bot/: joins memory's write log, trace store and semantic memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Container
+from datetime import datetime
+from typing import Protocol
+
+from memory.errors import MemoryStoreError
+from memory.semantic import MemoryHit
+from memory.stores.traces import TraceRecord
+from memory.stores.write_log import MemoryWrite, MemoryWriteLog
+
+__all__ = ["reconcile_memory", "write_deferred"]
+
+log = logging.getLogger(__name__)
+
+
+class _Memory(Protocol):
+    async def list(self, user_id: str, scope: str | None = None) -> list[MemoryHit]: ...
+
+    async def delete(self, user_id: str, item_id: str) -> bool: ...
+
+    async def add_many(self, items: list[tuple[str, str, dict, str | None]]) -> list[str]: ...
+
+
+class _Traces(Protocol):
+    async def get(self, trace_id: str) -> TraceRecord | None: ...
+
+
+async def reconcile_memory(writes: MemoryWriteLog, traces: _Traces, memory: _Memory, *,
+                           older_than: datetime | None = None,
+                           skip: Container[str] = ()) -> int:
+    """Settle the log's leftover writes (announced before `older_than`, when given; none in
+    `skip`); returns how many memory items were deleted."""
+    deleted = 0
+    for write in await writes.unsettled():
+        if write.trace_id in skip or (older_than is not None and write.created_at >= older_than):
+            continue
+        if write.deferred is not None:
+            continue  # a stored turn's write still to be made: write_deferred's
+        if await traces.get(write.trace_id) is None:
+            try:
+                items = await _landed(memory, write)
+                for item_id in items:
+                    deleted += await memory.delete(write.user_id, item_id)
+            except MemoryStoreError as exc:
+                log.warning("reconcile: the memory store failed (%s); %s and later writes wait "
+                            "for the next pass", exc, write.trace_id)
+                return deleted
+            if items:
+                log.info("reconcile: deleted %d memory item(s) of user %s whose turn %s was "
+                         "never stored", len(items), write.user_id, write.trace_id)
+        await writes.settle(write.trace_id)
+    return deleted
+
+
+async def _landed(memory: _Memory, write: MemoryWrite) -> list[str]:
+    """Ids of the items of `write` that are in the memory now."""
+    return [hit.id for hit in await memory.list(write.user_id)
+            if hit.metadata.get("trace_id") == write.trace_id]
+
+
+async def write_deferred(writes: MemoryWriteLog, memory: _Memory, *,
+                         older_than: datetime | None = None) -> int:
+    """Make the deferred writes (announced before `older_than`, when given); returns how many
+    items were written. Stops at the first store failure (the rest wait for the next pass)."""
+    written = 0
+    for write in await writes.unsettled():
+        if write.deferred is None or (older_than is not None and write.created_at >= older_than):
+            continue
+        try:
+            for item_id in await _landed(memory, write):  # a part that landed before: once only
+                await memory.delete(write.user_id, item_id)
+            ids = await memory.add_many([(write.user_id, i.text, dict(i.metadata), i.scope)
+                                         for i in write.deferred])
+        except MemoryStoreError as exc:
+            log.info("deferred memory writes wait: the memory store failed (%s)", exc)
+            return written
+        await writes.settle(write.trace_id)
+        written += len(ids)
+        log.info("wrote the %d deferred memory item(s) of turn %s of user %s", len(ids),
+                 write.trace_id, write.user_id)
+    return written

@@ -1,0 +1,168 @@
+"""Numbered schema migrations for the SQLite file (channel buffer, traces).
+
+Each migration is applied once, in order, inside the transaction that opens the file, and is
+recorded in the ``schema_migrations`` table; ``PRAGMA user_version`` holds the number of the
+last one applied and is what decides what to run. Migrations are added, never edited: a
+released file may hold any earlier version and is upgraded in place.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "Migration", "SCHEMA_VERSION"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: ``version`` is its number, ``statements`` run in order."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+m001_channel_buffer = Migration(
+    1,
+    "m001_channel_buffer",
+    (
+        """
+        CREATE TABLE buffer_messages (
+            id            INTEGER PRIMARY KEY,
+            channel_id    TEXT NOT NULL,
+            guild_id      TEXT,
+            author_id     TEXT NOT NULL,
+            author_name   TEXT NOT NULL,
+            role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'other')),
+            content       TEXT NOT NULL,
+            created_at_us INTEGER NOT NULL,
+            message_id    TEXT
+        )
+        """,
+        "CREATE INDEX buffer_messages_channel_time ON buffer_messages (channel_id, created_at_us, id)",
+        "CREATE INDEX buffer_messages_time ON buffer_messages (created_at_us)",
+        """
+        CREATE UNIQUE INDEX buffer_messages_discord_id ON buffer_messages (channel_id, message_id)
+        WHERE message_id IS NOT NULL
+        """,
+    ),
+)
+
+m002_traces = Migration(
+    2,
+    "m002_traces",
+    (
+        """
+        CREATE TABLE traces (
+            trace_id          TEXT PRIMARY KEY,
+            channel_id        TEXT NOT NULL,
+            guild_id          TEXT,
+            user_id           TEXT NOT NULL,
+            question          TEXT NOT NULL,
+            events_json       TEXT NOT NULL,
+            outcome           TEXT NOT NULL,
+            answer            TEXT NOT NULL,
+            steps             INTEGER NOT NULL,
+            prompt_tokens     INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            elapsed_ms        REAL NOT NULL,
+            created_at_us     INTEGER NOT NULL,
+            message_id        TEXT,
+            interaction_id    TEXT
+        )
+        """,
+        "CREATE INDEX traces_message ON traces (message_id) WHERE message_id IS NOT NULL",
+        "CREATE INDEX traces_interaction ON traces (interaction_id) WHERE interaction_id IS NOT NULL",
+        "CREATE INDEX traces_user_channel ON traces (user_id, channel_id, created_at_us)",
+    ),
+)
+
+# A turn's memory write, announced before it is sent to the memory store and cleared in the
+# transaction that stores the turn: a row left over names a write whose turn was never stored
+# (a crash, or an add that timed out yet landed later), to be undone (memory.stores.write_log).
+m003_memory_writes = Migration(
+    3,
+    "m003_memory_writes",
+    (
+        """
+        CREATE TABLE memory_writes (
+            trace_id      TEXT PRIMARY KEY,
+            user_id       TEXT NOT NULL,
+            created_at_us INTEGER NOT NULL
+        )
+        """,
+    ),
+)
+
+# Per-server / per-channel settings (memory.stores.guild_settings): one row per value, channel_id ''
+# for the server's own value; every change (a value set, or cleared: value_json NULL) is kept
+# in the log with who made it.
+m004_guild_settings = Migration(
+    4,
+    "m004_guild_settings",
+    (
+        """
+        CREATE TABLE guild_settings (
+            guild_id      TEXT NOT NULL,
+            channel_id    TEXT NOT NULL,
+            key           TEXT NOT NULL,
+            value_json    TEXT NOT NULL,
+            updated_by    TEXT NOT NULL,
+            updated_at_us INTEGER NOT NULL,
+            PRIMARY KEY (guild_id, channel_id, key)
+        )
+        """,
+        """
+        CREATE TABLE guild_settings_log (
+            id            INTEGER PRIMARY KEY,
+            guild_id      TEXT NOT NULL,
+            channel_id    TEXT NOT NULL,
+            key           TEXT NOT NULL,
+            value_json    TEXT,
+            actor_id      TEXT NOT NULL,
+            created_at_us INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX guild_settings_log_guild ON guild_settings_log (guild_id, created_at_us)",
+    ),
+)
+
+# Tokens the model reported, summed per UTC day, person and place ('' = DMs): daily budgets
+# (memory.stores.usage).
+m005_token_usage = Migration(
+    5,
+    "m005_token_usage",
+    (
+        """
+        CREATE TABLE token_usage (
+            day      TEXT NOT NULL,
+            user_id  TEXT NOT NULL,
+            guild_id TEXT NOT NULL,
+            tokens   INTEGER NOT NULL CHECK (tokens >= 0),
+            PRIMARY KEY (day, user_id, guild_id)
+        )
+        """,
+        "CREATE INDEX token_usage_guild ON token_usage (day, guild_id)",
+    ),
+)
+
+m006_deferred_memory_writes = Migration(
+    6,
+    "m006_deferred_memory_writes",
+    # the items of a stored turn whose memory write failed, kept to be written later (JSON)
+    ("ALTER TABLE memory_writes ADD COLUMN deferred_json TEXT",),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
+                                     m005_token_usage, m006_deferred_memory_writes)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)
+"""

@@ -1,0 +1,173 @@
+"""The trace store: the steps of each answered turn, findable by the answer's Discord message.
+
+One row per run: who asked where, the question, the agent's events (their ``to_dict()`` form,
+stored as one JSON text; a value JSON cannot hold is stored as its str()), the outcome, answer,
+step and token counts, and the Discord message or interaction holding the answer. Indexed by
+message id, interaction id and (user, channel, time) for "the last answer I got here".
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
+
+__all__ = ["TraceRecord", "TraceStore"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """One run of the agent, as stored."""
+
+    trace_id: str
+    channel_id: str
+    guild_id: str | None  # None = a DM
+    user_id: str
+    question: str
+    events: list[dict]
+    outcome: str
+    answer: str
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_ms: float
+    created_at: datetime  # timezone-aware
+    message_id: str | None = None
+    interaction_id: str | None = None
+
+
+def _require_count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0: {value}")
+
+
+def _row_of(rec: TraceRecord) -> tuple[object, ...]:
+    if not isinstance(rec, TraceRecord):
+        raise TypeError(f"expected a TraceRecord, got {type(rec).__name__}")
+    for name in ("trace_id", "channel_id", "user_id"):
+        require_id(name, getattr(rec, name))
+    for name in ("guild_id", "message_id", "interaction_id"):
+        require_id(name, getattr(rec, name), optional=True)
+    for name in ("question", "outcome", "answer"):
+        if not isinstance(getattr(rec, name), str):
+            raise TypeError(f"{name} must be a str, got {type(getattr(rec, name)).__name__}")
+    for name in ("steps", "prompt_tokens", "completion_tokens"):
+        _require_count(name, getattr(rec, name))
+    if not isinstance(rec.events, list) or not all(isinstance(e, dict) for e in rec.events):
+        raise TypeError("events must be a list of dicts (AgentEvent.to_dict())")
+    elapsed = float(rec.elapsed_ms)
+    if not math.isfinite(elapsed) or elapsed < 0:
+        raise ValueError(f"elapsed_ms must be a finite number >= 0: {rec.elapsed_ms!r}")
+    return (
+        rec.trace_id,
+        rec.channel_id,
+        rec.guild_id,
+        rec.user_id,
+        storable_text(rec.question),
+        json.dumps(rec.events, default=str),
+        rec.outcome,
+        storable_text(rec.answer),
+        rec.steps,
+        rec.prompt_tokens,
+        rec.completion_tokens,
+        elapsed,
+        epoch_us(rec.created_at),
+        rec.message_id,
+        rec.interaction_id,
+    )
+
+
+def _record_of(row: sqlite3.Row) -> TraceRecord:
+    return TraceRecord(
+        trace_id=row["trace_id"],
+        channel_id=row["channel_id"],
+        guild_id=row["guild_id"],
+        user_id=row["user_id"],
+        question=row["question"],
+        events=json.loads(row["events_json"]),
+        outcome=row["outcome"],
+        answer=row["answer"],
+        steps=row["steps"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        elapsed_ms=row["elapsed_ms"],
+        created_at=from_epoch_us(row["created_at_us"]),
+        message_id=row["message_id"],
+        interaction_id=row["interaction_id"],
+    )
+
+
+BY_MESSAGE_SQL = "SELECT * FROM traces WHERE message_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
+BY_INTERACTION_SQL = (
+    "SELECT * FROM traces WHERE interaction_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
+)
+LAST_FOR_SQL = (
+    "SELECT * FROM traces WHERE user_id = ? AND channel_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
+)
+
+
+class TraceStore:
+    """Stored agent runs on a Database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def save(self, rec: TraceRecord) -> None:
+        """Store a run; a trace id that is already stored raises ValueError."""
+        row = _row_of(rec)
+        try:
+            await self._db.execute(
+                "INSERT INTO traces (trace_id, channel_id, guild_id, user_id, question, events_json,"
+                " outcome, answer, steps, prompt_tokens, completion_tokens, elapsed_ms,"
+                " created_at_us, message_id, interaction_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+        except sqlite3.IntegrityError as exc:
+            raise ValueError(f"trace {rec.trace_id!r} is already stored") from exc
+
+    async def attach_message(self, trace_id: str, message_id: str) -> None:
+        """Link a stored trace to the Discord message holding its answer (KeyError if unknown)."""
+        require_id("trace_id", trace_id)
+        require_id("message_id", message_id)
+        changed = await self._db.execute(
+            "UPDATE traces SET message_id = ? WHERE trace_id = ?", (message_id, trace_id)
+        )
+        if changed == 0:
+            raise KeyError(f"no trace {trace_id!r}")
+
+    async def get(self, trace_id: str) -> TraceRecord | None:
+        """The trace with this id, or None."""
+        require_id("trace_id", trace_id)
+        row = await self._db.fetchone("SELECT * FROM traces WHERE trace_id = ?", (trace_id,))
+        return None if row is None else _record_of(row)
+
+    async def by_message(self, message_id: str) -> TraceRecord | None:
+        """The trace whose answer is this Discord message (the newest, if several), or None."""
+        require_id("message_id", message_id)
+        row = await self._db.fetchone(BY_MESSAGE_SQL, (message_id,))
+        return None if row is None else _record_of(row)
+
+    async def by_interaction(self, interaction_id: str) -> TraceRecord | None:
+        """The trace of the run answering this slash-command interaction, or None."""
+        require_id("interaction_id", interaction_id)
+        row = await self._db.fetchone(BY_INTERACTION_SQL, (interaction_id,))
+        return None if row is None else _record_of(row)
+
+    async def last_for(self, user_id: str, channel_id: str) -> TraceRecord | None:
+        """The newest trace of ``user_id``'s questions in ``channel_id``, or None."""
+        require_id("user_id", user_id)
+        require_id("channel_id", channel_id)
+        row = await self._db.fetchone(LAST_FOR_SQL, (user_id, channel_id))
+        return None if row is None else _record_of(row)
