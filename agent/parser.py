@@ -36,6 +36,7 @@ import dataclasses
 import json
 import logging
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -44,10 +45,11 @@ import json_repair
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_REPAIR_CHARS", "ParsedReply", "parse_response"]
+__all__ = ["MAX_REPAIR_CHARS", "REPAIR_BUDGET", "ParsedReply", "parse_response"]
 
-MAX_REPAIR_CHARS = 20_000
+MAX_REPAIR_CHARS = 20_000  # longer inputs are neither repaired nor read as calls
 MAX_REPAIR_DEPTH = 64  # tool arguments nest a few levels; deeper text is not repaired
+REPAIR_BUDGET = 5_000  # calls json_repair may make on one input before it is given up
 
 FORMAT_HINT = (
     "Reply either with 'Action: <tool name>' followed by 'Action Input: <JSON object>', "
@@ -130,6 +132,8 @@ _NUMBER_RE = re.compile(r"#?\d{1,3}(?!\d)")
 _DECORATION = "*_`"
 _COLONS = (":", "\uff1a")  # ASCII and full-width
 _HINTS = frozenset(":\uff1a#*_`")
+_WORD_RE = re.compile(r"final|action|thought|observation|input", re.IGNORECASE)
+MAX_MARKERS = 200  # keyword lines read; later ones are text (real replies have a dozen)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -152,8 +156,9 @@ def _kind_of(word: str) -> str:
 
 def _classify(line: str) -> _Marker | None:
     """The keyword a line starts with (after decoration), or None. Linear in the line."""
-    if not _HINTS.intersection(line[:200]):
-        return None  # fast path: a keyword line has a colon early or is a decorated heading
+    head = line[:200]
+    if _WORD_RE.search(head) is None or not _HINTS.intersection(head):
+        return None  # fast path: a keyword line has a keyword and a colon or decoration early
     s = line.lstrip(" \t>")
     heading = s.startswith("#")
     if heading:
@@ -192,9 +197,13 @@ def _is_fence(line: str) -> bool:
 
 
 def _markers(lines: list[str], *, skip_fenced: bool) -> list[_Marker]:
+    """The keyword lines, up to the first Observation after an Action (nothing after it counts)
+    and at most MAX_MARKERS of them."""
     found: list[_Marker] = []
-    in_fence = False
+    in_fence = acted = False
     for i, line in enumerate(lines):
+        if len(found) >= MAX_MARKERS or (acted and found[-1].kind == _OBSERVATION):
+            break
         if skip_fenced and _is_fence(line):
             in_fence = not in_fence
             continue
@@ -205,6 +214,7 @@ def _markers(lines: list[str], *, skip_fenced: bool) -> list[_Marker]:
                 continue
             m = dataclasses.replace(m, kind=_INPUT)
         found.append(_Marker(i, m.kind, m.rest))
+        acted = acted or m.kind == _ACTION
     return found
 
 
@@ -212,12 +222,30 @@ def _has_step(markers: list[_Marker]) -> bool:
     return any(m.kind in (_ACTION, _FINAL, _INPUT) for m in markers)
 
 
-# Used only when no keyword starts a line: split "Thought: x. Action: y" into lines.
+# Used only when no keyword starts a line: split "Thought: x. Action: y" into lines. The
+# pattern starts with the keyword's letters, so the engine skips to candidates at C speed.
 _INLINE_RE = re.compile(
-    r"(?<![A-Za-z])(?=\*{0,2}(?:final[ \t_-]?answer|action[ \t_-]?input|action|observation)"
-    r"\*{0,2}[ \t]{0,3}\*{0,2}[:\uff1a])",
+    r"(?:final[ \t_-]?answer|action[ \t_-]?input|action|observation)"
+    r"\*{0,2}[ \t]{0,3}\*{0,2}[:\uff1a]",
     re.IGNORECASE,
 )
+
+
+def _split_inline(text: str) -> str:
+    """A line break before each inline keyword (and the bold markers just before it) that does
+    not continue a word."""
+    parts, last = [], 0
+    for m in _INLINE_RE.finditer(text):
+        start = m.start()
+        while start > m.start() - 2 and start > 0 and text[start - 1] == "*":
+            start -= 1
+        if start > 0 and text[start - 1].isascii() and text[start - 1].isalpha():
+            if start == m.start():
+                continue
+            start += 1  # "x**Action:": the break goes between the stars, after a "*"
+        parts += [text[last:start], "\n"]
+        last = start
+    return "".join([*parts, text[last:]])
 _GLUED_INPUT_RE = re.compile(r"\*{0,2}action[ \t_-]?inputs?\*{0,2}[ \t]{0,3}[:\uff1a]", re.IGNORECASE)
 _INLINE_OBSERVATION_RE = re.compile(r"(?<![A-Za-z])\*{0,2}observations?\*{0,2}[ \t]{0,3}:",
                                     re.IGNORECASE)
@@ -235,7 +263,7 @@ def _parse_text(text: str, names: tuple[str, ...]) -> ParsedReply:
         lines = [line for line in lines if not _is_fence(line)]
         markers = _markers(lines, skip_fenced=False)
     if not _has_step(markers):
-        inline = _INLINE_RE.sub("\n", "\n".join(lines))
+        inline = _split_inline("\n".join(lines))
         if inline.count("\n") != len(lines) - 1:
             lines = inline.splitlines()
             markers = _markers(lines, skip_fenced=False)
@@ -376,18 +404,34 @@ def _thought(lines: list[str], markers: list[_Marker], before: int) -> str:
     return "\n".join(parts).strip()
 
 
-_OBS_PREFIX = r"Obs(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:ns?)?)?)?)?)?)?)?)?[ \t]*:?[ \t]*\Z"
-# A stop sequence can leave a partial "Observation" on its own last line, or glued to the input.
-_RESIDUE_LINE_RE = re.compile(r"\n[ \t]*" + _OBS_PREFIX, re.IGNORECASE)
-_RESIDUE_GLUED_RE = re.compile(r"(?<=[^\s])" + _OBS_PREFIX)
+_OBSERVATION_WORD = "observations"
+_BLANK = " \t"
+
+
+def _drop_residue(s: str) -> str:
+    """``s`` less a partial "Observation" a stop sequence left at its end, glued to the input
+    (``1Obs``) or on a line of its own (``\\nObserv:``). Read from the end, without a regex:
+    a pattern ending in ``[ \\t]*:?[ \\t]*\\Z`` backtracks quadratically on a long blank run."""
+    t = s.rstrip(_BLANK)
+    if t.endswith(":"):
+        t = t[:-1].rstrip(_BLANK)
+    for size in range(len(_OBSERVATION_WORD), 2, -1):
+        if t[-size:].lower() == _OBSERVATION_WORD[:size]:
+            before = t[:-size]
+            line_start = before.rstrip(_BLANK)
+            if line_start.endswith("\n"):  # on its own line
+                return line_start[:-1]
+            if before and not before[-1].isspace():  # glued to the input
+                return before
+            return s
+    return s
 
 
 def _clean_input(raw: str) -> str:
     """The input text: stop-sequence residue, fences and an imagined Observation removed."""
     s = raw.strip()
     for _ in range(2):  # residue can sit outside a fence and, once it is gone, inside it
-        s = _RESIDUE_LINE_RE.sub("", s)
-        s = _RESIDUE_GLUED_RE.sub("", s).strip()
+        s = _drop_residue(s).strip()
         s = _strip_fences_around(s)
     return _cut_inline_observation(s)
 
@@ -418,7 +462,13 @@ def _strip_fences_around(text: str) -> str:
     return text
 
 
-_ESCAPE_RE = re.compile(r"\\([_*`\[\]()#-])")
+_ESCAPED = tuple("\\" + ch for ch in "_*`[]()#-")  # markdown escapes: \_ is _
+
+
+def _unescape(text: str) -> str:
+    for pair in _ESCAPED:  # str.replace, not re.sub: a template per match costs ~3 µs
+        text = text.replace(pair, pair[1])
+    return text
 _CALL_TRIM = " \t*`\"'"  # decoration around a name or a call; brackets may be the call's
 _NAME_TRIM = _CALL_TRIM + "[]"
 _NO_NAMES = frozenset({"none", "n/a", "na", "null", "nothing", "no_tool", "no_action", "-"})
@@ -428,7 +478,7 @@ _FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer", "fin
 def _split_call(text: str) -> tuple[str, str | None]:
     """The tool name and, for ``tool(args)``, ``tool[text]``, ``tool {json}`` or a bare JSON
     blob, the argument text. The name is the whole text less decoration, never a first word."""
-    s = _ESCAPE_RE.sub(r"\1", text).strip(_CALL_TRIM)
+    s = _unescape(text).strip(_CALL_TRIM)
     if not s:
         return "", None
     if s.startswith("{"):
@@ -442,7 +492,7 @@ def _split_call(text: str) -> tuple[str, str | None]:
 
 
 def _clean_name(text: str) -> str:
-    return _ESCAPE_RE.sub(r"\1", text).strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM)
+    return _unescape(text).strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM)
 
 
 def _normalize(name: str) -> str:
@@ -486,12 +536,42 @@ def _load_json(raw: str) -> Any:
     if len(s) > MAX_REPAIR_CHARS or _nesting_depth(s) > MAX_REPAIR_DEPTH:
         return _MISSING  # json_repair slows down quadratically on such input
     try:
-        repaired = json_repair.loads(s)
-    except Exception:  # json_repair may raise on hostile input (e.g. deep nesting)
+        repaired = _bounded_repair(s)
+    except Exception:  # over budget, or json_repair raised on hostile input (deep nesting)
         return _MISSING
     if repaired == "" and s[0] != '"':
         return _MISSING
     return repaired
+
+
+class _OverBudget(Exception):
+    """json_repair made more than REPAIR_BUDGET calls on one input."""
+
+
+def _bounded_repair(s: str) -> Any:
+    """``json_repair.loads(s)``, abandoned after REPAIR_BUDGET calls (raises _OverBudget).
+
+    json_repair looks ahead from each quote or unquoted word, so a few kilobytes of broken
+    JSON written for it (``{{{{x"x"x"...``) take seconds, and it has no time limit of its own
+    (mangiucugna/json_repair#203). A size cap low enough to bound that would refuse ordinary
+    inputs, so its work is counted instead: the profile hook sees every Python and C call in
+    this thread and ends the repair past the budget. Counted calls, not a clock: the same
+    input is repaired, or not, on any machine. The caller's profiler is put back afterwards.
+    """
+    calls = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls > REPAIR_BUDGET:
+            raise _OverBudget
+
+    previous = sys.getprofile()
+    sys.setprofile(count)
+    try:
+        return json_repair.loads(s)
+    finally:
+        sys.setprofile(previous)
 
 
 def _nesting_depth(s: str) -> int:

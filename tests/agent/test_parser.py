@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from agent.parser import MAX_REPAIR_CHARS, ParsedReply, parse_response
@@ -282,6 +284,35 @@ def test_oversized_broken_json_is_not_repaired_but_passed_as_text() -> None:
     assert reply.action_input == {"input": raw}
 
 
+@pytest.mark.parametrize("raw", [
+    "{" * 8 + 'x"' * 9_000,  # json_repair looks ahead from every quote: seconds for these
+    "{" * 8 + "x " * 9_000,
+    '{"q": "' + "a, " * 6_000,
+])
+def test_broken_json_that_json_repair_reads_slowly_is_passed_as_text(raw: str) -> None:
+    assert len(raw) < MAX_REPAIR_CHARS
+    reply = parse_response(f"Action: calculator\nAction Input: {raw}")
+    assert reply.action == "calculator"
+    assert reply.action_input == {"input": raw.strip()}
+
+
+def test_the_repair_budget_leaves_the_callers_profiler_in_place() -> None:
+    calls: list[str] = []
+
+    def hook(frame: object, event: str, arg: object) -> None:
+        calls.append(event)
+
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        reply = parse_response("Action: calculator\nAction Input: {" + "x " * 9_000)
+        assert sys.getprofile() is hook
+    finally:
+        sys.setprofile(previous)
+    assert reply.action == "calculator"
+    assert calls  # the caller's profiler saw the parser's calls outside the repair
+
+
 @pytest.mark.parametrize("raw", ["[" * 5000, '{"a":' * 5000])
 def test_deeply_nested_input_does_not_break_the_parser(raw: str) -> None:
     reply = parse_response(f"Action: calculator\nAction Input: {raw}")
@@ -394,6 +425,14 @@ def check_invariants(reply: ParsedReply) -> None:
         ("x final answer" * 70_000, "error"),
         ("Final Answer: " + "y" * 1_000_000, "final"),
         ('Action: x\nAction Input: {' + '"a": 1, ' * 120_000, "action"),
+        # issue 22: stop-word residue before a long blank run made the residue pattern quadratic
+        ("Action: x\nAction Input: 1Obs" + " " * 1_000_000 + "x", "action"),
+        ("Action: x\nAction Input: 1\nObs" + "\t" * 1_000_000 + "\nx", "action"),
+        ("Action: x\nAction Input: 1Observation:" + " " * 1_000_000 + "x", "action"),
+        ("Thought: x. Action: y. " * 45_000, "error"),
+        ("*" * 1_000_000 + "Action: x", "error"),
+        ("Action: " + "\\_" * 500_000, "error"),
+        ("Action: x\nAction Input: 1\n" + "Observation: \n" * 70_000, "action"),
     ],
 )
 def test_pathological_megabyte_inputs_parse_quickly_and_cleanly(text: str, outcome: str) -> None:
