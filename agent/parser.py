@@ -22,9 +22,10 @@ Answer: <text>``; the rules for what real models write instead (DESIGN.md contra
   name, an Action with no input at all (``named_tool`` then names the tool).
 - A ``<think>`` block, then ``reasoning`` (DeepSeek-style), are parsed when the visible text
   gives nothing usable.
-- It never raises, and time is linear in the input: patterns are anchored and bounded; JSON
-  repair and call parsing skip texts over ``MAX_REPAIR_CHARS`` (repair also past
-  ``MAX_REPAIR_DEPTH``).
+- It never raises, and time is linear in the input: patterns are anchored and bounded, none
+  backtracks over a blank run; at most ``MAX_MARKERS`` keyword lines are read; JSON repair
+  and call parsing skip texts over ``MAX_REPAIR_CHARS``, and json_repair stops after
+  ``REPAIR_BUDGET`` lines of its own work (it is quadratic on some broken JSON).
 
 Part of agent/: imports nothing from bot/ or memory/.
 """
@@ -45,11 +46,10 @@ import json_repair
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_REPAIR_CHARS", "REPAIR_BUDGET", "ParsedReply", "parse_response"]
+__all__ = ["MAX_MARKERS", "MAX_REPAIR_CHARS", "REPAIR_BUDGET", "ParsedReply", "parse_response"]
 
 MAX_REPAIR_CHARS = 20_000  # longer inputs are neither repaired nor read as calls
-MAX_REPAIR_DEPTH = 64  # tool arguments nest a few levels; deeper text is not repaired
-REPAIR_BUDGET = 5_000  # calls json_repair may make on one input before it is given up
+REPAIR_BUDGET = 20_000  # lines json_repair may run on one input before it is given up
 
 FORMAT_HINT = (
     "Reply either with 'Action: <tool name>' followed by 'Action Input: <JSON object>', "
@@ -520,7 +520,9 @@ _NUMBER_RE_FULL = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
 def _load_json(raw: str) -> Any:
-    """Strict JSON first (the first value, ignoring trailing text), then json_repair."""
+    """Strict JSON first (the first value, ignoring trailing text), then a Python literal
+    (``{'a': True}``, read by Python's own parser at C speed, whatever its length), then
+    json_repair within its budget."""
     s = raw.strip()
     if not s or s[0] not in "{[\"":
         if s in ("true", "false", "null") or _NUMBER_RE_FULL.fullmatch(s[:400]):
@@ -533,60 +535,59 @@ def _load_json(raw: str) -> Any:
         return json.JSONDecoder(strict=False).raw_decode(s)[0]
     except (ValueError, RecursionError):
         pass
-    if len(s) > MAX_REPAIR_CHARS or _nesting_depth(s) > MAX_REPAIR_DEPTH:
-        return _MISSING  # json_repair slows down quadratically on such input
+    if len(s) > MAX_REPAIR_CHARS:
+        return _MISSING
+    if s[0] != '"' and (value := _python_literal(s)) is not _MISSING:
+        return value
     try:
         repaired = _bounded_repair(s)
-    except Exception:  # over budget, or json_repair raised on hostile input (deep nesting)
+    except (_OverBudget, Exception):  # json_repair may also raise on hostile input
         return _MISSING
     if repaired == "" and s[0] != '"':
         return _MISSING
     return repaired
 
 
-class _OverBudget(Exception):
-    """json_repair made more than REPAIR_BUDGET calls on one input."""
+def _python_literal(s: str) -> Any:
+    """The JSON value a Python literal denotes; _MISSING when ``s`` is none, or holds what JSON
+    cannot (a set, bytes)."""
+    try:
+        return json.loads(json.dumps(ast.literal_eval(s)))
+    except Exception:  # SyntaxError, ValueError, TypeError, MemoryError, RecursionError, warnings
+        return _MISSING
+
+
+class _OverBudget(BaseException):
+    """json_repair ran more than REPAIR_BUDGET lines on one input. A BaseException, so that
+    json_repair's own ``except Exception`` handlers do not swallow it."""
 
 
 def _bounded_repair(s: str) -> Any:
-    """``json_repair.loads(s)``, abandoned after REPAIR_BUDGET calls (raises _OverBudget).
+    """``json_repair.loads(s)``, given up after REPAIR_BUDGET traced lines (raises _OverBudget).
 
-    json_repair looks ahead from each quote or unquoted word, so a few kilobytes of broken
-    JSON written for it (``{{{{x"x"x"...``) take seconds, and it has no time limit of its own
-    (mangiucugna/json_repair#203). A size cap low enough to bound that would refuse ordinary
-    inputs, so its work is counted instead: the profile hook sees every Python and C call in
-    this thread and ends the repair past the budget. Counted calls, not a clock: the same
-    input is repaired, or not, on any machine. The caller's profiler is put back afterwards.
+    json_repair looks ahead from each quote or unquoted word to the end of the text, so a few
+    kilobytes of broken JSON written for it (``{{{{x"x"x"...``) take seconds, and it has no time
+    limit of its own (mangiucugna/json_repair#203). A size cap low enough to bound that would
+    refuse ordinary inputs, so its work is counted instead: a trace function sees every line
+    it runs in this thread (its look-ahead loops included) and ends it past the budget. Lines,
+    not a clock: the same input is repaired, or not, on any machine. The caller's trace
+    function (a debugger, coverage) is put back afterwards.
     """
-    calls = 0
+    lines = 0
 
-    def count(frame: Any, event: str, arg: Any) -> None:
-        nonlocal calls
-        calls += 1
-        if calls > REPAIR_BUDGET:
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal lines
+        lines += 1
+        if lines > REPAIR_BUDGET:
             raise _OverBudget
+        return trace
 
-    previous = sys.getprofile()
-    sys.setprofile(count)
+    previous = sys.gettrace()
+    sys.settrace(trace)
     try:
         return json_repair.loads(s)
     finally:
-        sys.setprofile(previous)
-
-
-def _nesting_depth(s: str) -> int:
-    """The deepest bracket nesting outside strings (a bound, quotes taken loosely)."""
-    depth = deepest = 0
-    in_string = False
-    for ch in s:
-        if ch == '"':
-            in_string = not in_string
-        elif not in_string and ch in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif not in_string and ch in "}]":
-            depth = max(depth - 1, 0)
-    return deepest
+        sys.settrace(previous)
 
 
 _NO_INPUT = frozenset({"", "null", "none", "n/a", "nothing", "no input", '""', "''", "{}"})

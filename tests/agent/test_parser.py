@@ -296,21 +296,27 @@ def test_broken_json_that_json_repair_reads_slowly_is_passed_as_text(raw: str) -
     assert reply.action_input == {"input": raw.strip()}
 
 
-def test_the_repair_budget_leaves_the_callers_profiler_in_place() -> None:
-    calls: list[str] = []
+def test_the_repair_budget_leaves_the_callers_trace_function_in_place() -> None:
+    events: list[str] = []
 
-    def hook(frame: object, event: str, arg: object) -> None:
-        calls.append(event)
+    def tracer(frame: object, event: str, arg: object) -> None:
+        events.append(event)
 
-    previous = sys.getprofile()
-    sys.setprofile(hook)
+    previous = sys.gettrace()
+    sys.settrace(tracer)
     try:
         reply = parse_response("Action: calculator\nAction Input: {" + "x " * 9_000)
-        assert sys.getprofile() is hook
+        assert sys.gettrace() is tracer
     finally:
-        sys.setprofile(previous)
+        sys.settrace(previous)
     assert reply.action == "calculator"
-    assert calls  # the caller's profiler saw the parser's calls outside the repair
+    assert events  # a debugger or coverage still sees the parser's calls around the repair
+
+
+def test_a_long_python_literal_is_read_whatever_its_length() -> None:
+    note = "call the plumber about the boiler; " * 300
+    reply = parse_response(f"Action: remember\nAction Input: {{'note': '{note}', 'urgent': True}}")
+    assert reply.action_input == {"note": note, "urgent": True}
 
 
 @pytest.mark.parametrize("raw", ["[" * 5000, '{"a":' * 5000])
