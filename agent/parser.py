@@ -386,6 +386,8 @@ def _blob_call(blob: dict[str, Any] | None) -> tuple[str, dict[str, Any], str | 
     if key is None or (key != "action" and arg_key is None):
         return None  # {"name": "Porto", ...} is an answer's data, not a tool call
     name, value = blob[key], blob[arg_key] if arg_key is not None else None
+    if not _clean_name(name):
+        return None
     if value is None:
         return _clean_name(name), {}, None
     if isinstance(value, str):
@@ -491,8 +493,15 @@ def _split_call(text: str) -> tuple[str, str | None]:
     return _clean_name(s), None
 
 
+# Control and format characters (C0, C1, zero-width, bidi marks, BOM) and lone surrogates
+# are invisible: never part of a tool name, and a name of nothing else is no name.
+_INVISIBLE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e"
+                           "\u2060-\u2064\ufeff\ud800-\udfff]")
+
+
 def _clean_name(text: str) -> str:
-    return _unescape(text).strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM)
+    visible = _INVISIBLE_RE.sub("", _unescape(text))
+    return visible.strip().strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM).strip()
 
 
 def _normalize(name: str) -> str:

@@ -536,6 +536,23 @@ def test_glued_and_decorated_markers(text: str) -> None:
     assert action_of(parse_response(text)) == ("web_search", {"q": "x"})
 
 
+@pytest.mark.parametrize("name", ["\x1f", "\x00", "\u200b", "\u3000", "\u202e\u200f", "\x85", "\ufeff", "**\x1f**"])
+def test_a_blank_looking_name_is_no_tool_name(name: str) -> None:
+    reply = parse_response(f"Action: {name}\nAction Input: {{}}")
+    assert reply.action is None
+    assert reply.error is not None and "no tool name" in reply.error
+
+
+def test_invisible_characters_are_not_part_of_a_name() -> None:
+    reply = parse_response("Action: \u200bweb_search\x1f\nAction Input: {}", tools=["web_search"])
+    assert reply.action == "web_search"
+
+
+def test_a_blob_naming_an_invisible_tool_is_no_call() -> None:
+    reply = parse_response('{"action": "\\u0000", "action_input": {}}')
+    assert reply.action is None and reply.error is not None
+
+
 def test_input_label_alone_is_no_marker_without_an_action_before_it() -> None:
     reply = parse_response("Input: the user asked about trains\nFinal Answer: Take the 9:10.")
     assert reply.final_answer == "Take the 9:10."
