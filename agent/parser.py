@@ -46,7 +46,7 @@ import json_repair
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_MARKERS", "MAX_REPAIR_CHARS", "REPAIR_BUDGET", "ParsedReply", "parse_response"]
+__all__ = ["MAX_MARKERS", "MAX_REPAIR_CHARS", "REPAIR_BUDGET", "ParsedReply", "load_json", "parse_response"]
 
 MAX_REPAIR_CHARS = 20_000  # longer inputs are neither repaired nor read as calls
 REPAIR_BUDGET = 20_000  # lines json_repair may run on one input before it is given up
@@ -525,6 +525,14 @@ def _json_object(raw: str) -> dict[str, Any] | None:
 
 
 _MISSING = object()
+
+
+def load_json(text: str, default: Any = None) -> Any:
+    """The JSON value ``text`` holds, read as an Action Input is: strict JSON (its first value),
+    a Python literal, then json_repair within ``REPAIR_BUDGET`` and only up to
+    ``MAX_REPAIR_CHARS``; ``default`` when it holds none. Never raises, whatever the nesting."""
+    value = _load_json(text) if isinstance(text, str) else _MISSING
+    return default if value is _MISSING else value
 _NUMBER_RE_FULL = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
