@@ -339,6 +339,10 @@ def _action(lines: list[str], markers: list[_Marker], marker: _Marker, end: int,
     if _normalize(name) in _NO_NAMES:
         return ParsedReply(thought=thought, extra_actions=extra, error=f"'Action: {name}' names "
                            f"no tool. Call one of the tools, or give the answer. {FORMAT_HINT}")
+    if _is_placeholder(name, names):
+        return ParsedReply(thought=thought, extra_actions=extra, error=f"'Action: {name[:80]}' is "
+                           "the format's placeholder, not a tool: write the name of one of the "
+                           f"tools. {FORMAT_HINT}")
     if raw is None and call is None:
         tool = _resolve(name, names)
         return ParsedReply(thought=thought, extra_actions=extra, named_tool=tool, error=(
@@ -430,12 +434,26 @@ def _drop_residue(s: str) -> str:
 
 
 def _clean_input(raw: str) -> str:
-    """The input text: stop-sequence residue, fences and an imagined Observation removed."""
+    """The input text: stop-sequence residue, fences, markdown emphasis left around a JSON
+    value (``Action Input:** {...}``) and an imagined Observation removed."""
     s = raw.strip()
     for _ in range(2):  # residue can sit outside a fence and, once it is gone, inside it
         s = _drop_residue(s).strip()
         s = _strip_fences_around(s)
-    return _cut_inline_observation(s)
+    return _cut_inline_observation(_strip_emphasis_around_json(s))
+
+
+def _strip_emphasis_around_json(s: str) -> str:
+    """``** {"a": 1}**`` -> ``{"a": 1}``: emphasis marks (at most three) before a JSON object or
+    array, and the same after its end. Text that is not JSON keeps its marks."""
+    body = s.lstrip("*_")
+    if not 0 < len(s) - len(body) <= 3:
+        return s
+    body = body.lstrip(" \t")
+    if not body.startswith(("{", "[")):
+        return s
+    end = body.rstrip("*_")
+    return end.rstrip(" \t") if len(body) - len(end) <= 3 else body
 
 
 def _cut_inline_observation(raw: str) -> str:
@@ -474,6 +492,20 @@ def _unescape(text: str) -> str:
 _CALL_TRIM = " \t*`\"'"  # decoration around a name or a call; brackets may be the call's
 _NAME_TRIM = _CALL_TRIM + "[]"
 _NO_NAMES = frozenset({"none", "n/a", "na", "null", "nothing", "no_tool", "no_action", "-"})
+# Names copied from a format's template instead of a tool's name ("Action: tool_name",
+# "Action: the action to take, should be one of [...]"), once normalised.
+_PLACEHOLDERS = frozenset({"tool_name", "toolname", "tool", "action", "action_name", "name",
+                           "function_name", "tool_to_use", "the_tool_name", "your_tool_name",
+                           "name_of_the_tool", "name_of_tool", "the_tool", "tool_name_here"})
+_PLACEHOLDER_RE = re.compile(r"x{3,}|the_action_to_take.*|.*should_be_one_of.*")
+
+
+def _is_placeholder(name: str, names: tuple[str, ...]) -> bool:
+    """True for a template's placeholder written as the name (never a registered tool's)."""
+    if _resolve(name, names) in names:
+        return False
+    key = _normalize(name.strip("<>{}[]$ "))
+    return key in _PLACEHOLDERS or _PLACEHOLDER_RE.fullmatch(key[:200]) is not None
 _FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer", "finish"})
 
 
@@ -610,6 +642,10 @@ def _bounded_repair(s: str) -> Any:
 _NO_INPUT = frozenset({"", "null", "none", "n/a", "nothing", "no input", '""', "''", "{}"})
 
 
+# An input written as a call, ``SomeTool({"a": 1})`` or ``SomeTool(a=1)``, under an Action line.
+_WRAPPED_RE = re.compile(r"([A-Za-z_][\w.-]{0,63})[ \t]*\((.*)\)", re.DOTALL)
+
+
 def _arguments(raw: str) -> dict[str, Any]:
     if raw.strip().lower().rstrip(".") in _NO_INPUT:
         return {}
@@ -618,7 +654,28 @@ def _arguments(raw: str) -> dict[str, Any]:
         return value
     if isinstance(value, str):
         return _string_arguments(value)
+    if value is _MISSING and (unwrapped := _unwrapped_arguments(raw.strip())) is not None:
+        return unwrapped
     return {"input": raw.strip()}
+
+
+def _unwrapped_arguments(raw: str) -> dict[str, Any] | None:
+    """The arguments inside a call wrapper, when they are a JSON object or keyword arguments.
+
+    The Action line names the tool and wins over the wrapper's name, which models fill with
+    anything (a schema's class name, the tool in another spelling, another tool): the protocol
+    asks for the tool on the Action line and only its arguments below it. A wrapper around
+    plain values (``sqrt(16)`` for a calculator) is the input itself and stays text."""
+    if len(raw) > MAX_REPAIR_CHARS or (m := _WRAPPED_RE.fullmatch(raw)) is None:
+        return None
+    inner = m.group(2).strip()
+    if inner.startswith("{"):
+        value = _load_json(inner)
+        return value if isinstance(value, dict) else None
+    if "=" not in inner:
+        return None
+    args = _call_arguments(inner)
+    return args if args and "input" not in args else None
 
 
 def _string_arguments(text: str) -> dict[str, Any]:

@@ -664,3 +664,43 @@ def test_the_rules_hold_inside_a_fenced_reply(closing: str) -> None:
 def test_an_imagined_observation_after_action_and_final_answer_ends_the_answer() -> None:
     reply = parse_response("Action: a\nAction Input: {}\nFinal Answer: y\nObservation: z")
     assert reply.final_answer == "y"
+
+
+# --- issue 22's last shapes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrapped", ['SomeTool({"a": 2, "b": 3})', "add_numbers(a=2, b=3)",
+                                     'subtract({"a": 2, "b": 3})'])
+def test_a_call_wrapper_under_the_action_line_gives_its_arguments_to_the_action(wrapped: str) -> None:
+    reply = parse_response(f"Action: add\nAction Input: {wrapped}", tools=["add", "subtract"])
+    assert action_of(reply) == ("add", {"a": 2, "b": 3})
+
+
+@pytest.mark.parametrize("text", ["sqrt(16)", "round(2.567, 2)", "max(3, 4) * 2"])
+def test_a_call_of_plain_values_stays_the_input_text(text: str) -> None:
+    assert action_of(parse_response(f"Action: calculator\nAction Input: {text}")) == (
+        "calculator", {"input": text})
+
+
+@pytest.mark.parametrize("raw", ['** {"q": "x"}', '**{"q": "x"}**', '* {"q": "x"}', '__{"q": "x"}__',
+                                 '*** {"q": "x"}'])
+def test_emphasis_left_around_a_json_input_is_dropped(raw: str) -> None:
+    assert action_of(parse_response(f"Action: web_search\nAction Input:{raw}")) == (
+        "web_search", {"q": "x"})
+
+
+def test_emphasis_around_plain_text_input_is_kept() -> None:
+    reply = parse_response("Action: web_search\nAction Input: **bold words**")
+    assert reply.action_input == {"input": "**bold words**"}
+
+
+@pytest.mark.parametrize("name", ["xxx", "XXXX", "tool_name", "Tool Name", "<tool_name>", "[tool name]",
+                                  "your_tool_name", "the action to take, should be one of [add, clock]"])
+def test_a_placeholder_name_is_a_format_error(name: str) -> None:
+    reply = parse_response(f"Action: {name}\nAction Input: {{}}", tools=["add", "clock"])
+    assert reply.action is None
+    assert reply.error is not None and "placeholder" in reply.error
+
+
+def test_a_registered_tool_named_like_a_placeholder_runs() -> None:
+    assert parse_response("Action: tool\nAction Input: {}", tools=["tool"]).action == "tool"
