@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
+from bench.chaos_hostile_agent import STALL_LIMIT_S, run_hostile_agent  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
 from bench.chaos_load import LoadReport, run_load, summary  # noqa: E402
 from bench.chaos_world import ORPHAN_TIMEOUT_S, REPO  # noqa: E402
@@ -83,7 +84,18 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print("  leaks: " + ", ".join(f"{kind} {n}" for kind, n in report.leaks_by_kind().items()))
     for line in report.our_errors:
         print(f"  ERROR LOGGED: {line[:300]}")
-    return report.table()
+    table = report.table()
+    agent = await run_hostile_agent(root / "hostile-agent", bot_tree=args.bot_tree)
+    print(f"  hostile model replies: {agent.replies} at 100 KB and an MCP tool whose pattern "
+          f"backtracks: unanswered {len(agent.unanswered)}; heartbeats later than "
+          f"{STALL_LIMIT_S * 1000:.0f} ms past due {agent.stalls} (worst "
+          f"{agent.worst_lateness_s * 1000:.0f} ms); the MCP call a clean error: "
+          f"{'yes' if agent.mcp_clean_error else 'NO'}; tracebacks logged {agent.tracebacks}")
+    for name in agent.unanswered:
+        print(f"  UNANSWERED: {name}")
+    for line in agent.our_errors:
+        print(f"  ERROR LOGGED: {line[:300]}")
+    return {column: table[column] + agent.table()[column] for column in table}
 
 
 async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
