@@ -312,7 +312,7 @@ def _action(lines: list[str], markers: list[_Marker], marker: _Marker, end: int,
     extra = sum(1 for m in later if m.kind == _ACTION)
 
     name_text, raw = marker.rest, None
-    if (m := _GLUED_INPUT_RE.search(name_text)) is not None:
+    if (m := _GLUED_INPUT_RE.search(name_text, 0, _NAME_CHARS * 4)) is not None:
         name_text, raw = name_text[: m.start()], name_text[m.end():]
     elif (inp := next((m for m in later if m.kind == _INPUT and m.index < next_action), None)):
         stop = next((m.index for m in later if m.index > inp.index), end)
@@ -536,8 +536,14 @@ def _clean_name(text: str) -> str:
     return visible.strip().strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM).strip()
 
 
+_NAME_CHARS = 256  # longer names match no tool (the registry's are at most 64 characters)
+
+
 def _normalize(name: str) -> str:
-    """Case, spacing and separators folded: "Search the Internet" ~ "search_the_internet"."""
+    """Case, spacing and separators folded: "Search the Internet" ~ "search_the_internet".
+    Past _NAME_CHARS only a prefix is folded, marked so that it equals no short name."""
+    if len(name) > _NAME_CHARS:
+        name = name[:_NAME_CHARS] + "\x00"
     folded = unicodedata.normalize("NFKC", name).casefold()
     return re.sub(r"[\s_.\-]+", "_", folded.strip(_NAME_TRIM)).strip("_")
 
