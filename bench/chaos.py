@@ -74,16 +74,14 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
           f"{report.parse_drops} discord.py could not parse, dropped with a log line)")
     for name in report.dropped:
         print(f"  not answered: {name}")
-    for name in report.real_unanswered:
-        print(f"  UNANSWERED: {name}")
+    _print_problems(report.real_unanswered, [])
     print(f"  injection obeyed by the model: {report.injected_pings_written} answer(s) wrote "
           f"@everyone/role/user mentions, {report.foreign_recalls_refused} memory-tool call(s) "
           f"naming another user were refused by the tool's schema")
     print(f"  pings: {report.pings}; interactions unanswered: {report.unanswered_interactions}; "
           f"announced memory writes settled by a restart's reconcile before counting: {report.reconciled_writes}")
     print("  leaks: " + ", ".join(f"{kind} {n}" for kind, n in report.leaks_by_kind().items()))
-    for line in report.our_errors:
-        print(f"  ERROR LOGGED: {line[:300]}")
+    _print_problems([], report.our_errors)
     table = report.table()
     agent = await run_hostile_agent(root / "hostile-agent", bot_tree=args.bot_tree)
     print(f"  hostile model replies: {agent.replies} at 100 KB and an MCP tool whose pattern "
@@ -91,11 +89,15 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
           f"{STALL_LIMIT_S * 1000:.0f} ms past due {agent.stalls} (worst "
           f"{agent.worst_lateness_s * 1000:.0f} ms); the MCP call a clean error: "
           f"{'yes' if agent.mcp_clean_error else 'NO'}; tracebacks logged {agent.tracebacks}")
-    for name in agent.unanswered:
-        print(f"  UNANSWERED: {name}")
-    for line in agent.our_errors:
-        print(f"  ERROR LOGGED: {line[:300]}")
+    _print_problems(agent.unanswered, agent.our_errors)
     return {column: table[column] + agent.table()[column] for column in table}
+
+
+def _print_problems(unanswered: list[str], errors: list[str]) -> None:
+    for name in unanswered:
+        print(f"  UNANSWERED: {name}")
+    for line in errors:
+        print(f"  ERROR LOGGED: {line[:300]}")
 
 
 async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:
