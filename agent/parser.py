@@ -22,9 +22,10 @@ Answer: <text>``; the rules for what real models write instead (DESIGN.md contra
   name, an Action with no input at all (``named_tool`` then names the tool).
 - A ``<think>`` block, then ``reasoning`` (DeepSeek-style), are parsed when the visible text
   gives nothing usable.
-- It never raises, and time is linear in the input: patterns are anchored and bounded; JSON
-  repair and call parsing skip texts over ``MAX_REPAIR_CHARS`` (repair also past
-  ``MAX_REPAIR_DEPTH``).
+- It never raises, and time is linear in the input: patterns are anchored and bounded, none
+  backtracks over a blank run; at most ``MAX_MARKERS`` keyword lines are read; JSON repair
+  and call parsing skip texts over ``MAX_REPAIR_CHARS``, and json_repair stops after
+  ``REPAIR_BUDGET`` lines of its own work (it is quadratic on some broken JSON).
 
 Part of agent/: imports nothing from bot/ or memory/.
 """
@@ -36,6 +37,7 @@ import dataclasses
 import json
 import logging
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -44,10 +46,10 @@ import json_repair
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_REPAIR_CHARS", "ParsedReply", "parse_response"]
+__all__ = ["MAX_MARKERS", "MAX_REPAIR_CHARS", "REPAIR_BUDGET", "ParsedReply", "load_json", "parse_response"]
 
-MAX_REPAIR_CHARS = 20_000
-MAX_REPAIR_DEPTH = 64  # tool arguments nest a few levels; deeper text is not repaired
+MAX_REPAIR_CHARS = 20_000  # longer inputs are neither repaired nor read as calls
+REPAIR_BUDGET = 20_000  # lines json_repair may run on one input before it is given up
 
 FORMAT_HINT = (
     "Reply either with 'Action: <tool name>' followed by 'Action Input: <JSON object>', "
@@ -130,6 +132,8 @@ _NUMBER_RE = re.compile(r"#?\d{1,3}(?!\d)")
 _DECORATION = "*_`"
 _COLONS = (":", "\uff1a")  # ASCII and full-width
 _HINTS = frozenset(":\uff1a#*_`")
+_WORD_RE = re.compile(r"final|action|thought|observation|input", re.IGNORECASE)
+MAX_MARKERS = 200  # keyword lines read; later ones are text (real replies have a dozen)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -152,8 +156,9 @@ def _kind_of(word: str) -> str:
 
 def _classify(line: str) -> _Marker | None:
     """The keyword a line starts with (after decoration), or None. Linear in the line."""
-    if not _HINTS.intersection(line[:200]):
-        return None  # fast path: a keyword line has a colon early or is a decorated heading
+    head = line[:200]
+    if _WORD_RE.search(head) is None or not _HINTS.intersection(head):
+        return None  # fast path: a keyword line has a keyword and a colon or decoration early
     s = line.lstrip(" \t>")
     heading = s.startswith("#")
     if heading:
@@ -192,9 +197,13 @@ def _is_fence(line: str) -> bool:
 
 
 def _markers(lines: list[str], *, skip_fenced: bool) -> list[_Marker]:
+    """The keyword lines, up to the first Observation after an Action (nothing after it counts)
+    and at most MAX_MARKERS of them."""
     found: list[_Marker] = []
-    in_fence = False
+    in_fence = acted = False
     for i, line in enumerate(lines):
+        if len(found) >= MAX_MARKERS or (acted and found[-1].kind == _OBSERVATION):
+            break
         if skip_fenced and _is_fence(line):
             in_fence = not in_fence
             continue
@@ -205,6 +214,7 @@ def _markers(lines: list[str], *, skip_fenced: bool) -> list[_Marker]:
                 continue
             m = dataclasses.replace(m, kind=_INPUT)
         found.append(_Marker(i, m.kind, m.rest))
+        acted = acted or m.kind == _ACTION
     return found
 
 
@@ -212,12 +222,30 @@ def _has_step(markers: list[_Marker]) -> bool:
     return any(m.kind in (_ACTION, _FINAL, _INPUT) for m in markers)
 
 
-# Used only when no keyword starts a line: split "Thought: x. Action: y" into lines.
+# Used only when no keyword starts a line: split "Thought: x. Action: y" into lines. The
+# pattern starts with the keyword's letters, so the engine skips to candidates at C speed.
 _INLINE_RE = re.compile(
-    r"(?<![A-Za-z])(?=\*{0,2}(?:final[ \t_-]?answer|action[ \t_-]?input|action|observation)"
-    r"\*{0,2}[ \t]{0,3}\*{0,2}[:\uff1a])",
+    r"(?:final[ \t_-]?answer|action[ \t_-]?input|action|observation)"
+    r"\*{0,2}[ \t]{0,3}\*{0,2}[:\uff1a]",
     re.IGNORECASE,
 )
+
+
+def _split_inline(text: str) -> str:
+    """A line break before each inline keyword (and the bold markers just before it) that does
+    not continue a word."""
+    parts, last = [], 0
+    for m in _INLINE_RE.finditer(text):
+        start = m.start()
+        while start > m.start() - 2 and start > 0 and text[start - 1] == "*":
+            start -= 1
+        if start > 0 and text[start - 1].isascii() and text[start - 1].isalpha():
+            if start == m.start():
+                continue
+            start += 1  # "x**Action:": the break goes between the stars, after a "*"
+        parts += [text[last:start], "\n"]
+        last = start
+    return "".join([*parts, text[last:]])
 _GLUED_INPUT_RE = re.compile(r"\*{0,2}action[ \t_-]?inputs?\*{0,2}[ \t]{0,3}[:\uff1a]", re.IGNORECASE)
 _INLINE_OBSERVATION_RE = re.compile(r"(?<![A-Za-z])\*{0,2}observations?\*{0,2}[ \t]{0,3}:",
                                     re.IGNORECASE)
@@ -235,7 +263,7 @@ def _parse_text(text: str, names: tuple[str, ...]) -> ParsedReply:
         lines = [line for line in lines if not _is_fence(line)]
         markers = _markers(lines, skip_fenced=False)
     if not _has_step(markers):
-        inline = _INLINE_RE.sub("\n", "\n".join(lines))
+        inline = _split_inline("\n".join(lines))
         if inline.count("\n") != len(lines) - 1:
             lines = inline.splitlines()
             markers = _markers(lines, skip_fenced=False)
@@ -284,7 +312,7 @@ def _action(lines: list[str], markers: list[_Marker], marker: _Marker, end: int,
     extra = sum(1 for m in later if m.kind == _ACTION)
 
     name_text, raw = marker.rest, None
-    if (m := _GLUED_INPUT_RE.search(name_text)) is not None:
+    if (m := _GLUED_INPUT_RE.search(name_text, 0, _NAME_CHARS * 4)) is not None:
         name_text, raw = name_text[: m.start()], name_text[m.end():]
     elif (inp := next((m for m in later if m.kind == _INPUT and m.index < next_action), None)):
         stop = next((m.index for m in later if m.index > inp.index), end)
@@ -311,6 +339,10 @@ def _action(lines: list[str], markers: list[_Marker], marker: _Marker, end: int,
     if _normalize(name) in _NO_NAMES:
         return ParsedReply(thought=thought, extra_actions=extra, error=f"'Action: {name}' names "
                            f"no tool. Call one of the tools, or give the answer. {FORMAT_HINT}")
+    if _is_placeholder(name, names):
+        return ParsedReply(thought=thought, extra_actions=extra, error=f"'Action: {name[:80]}' is "
+                           "the format's placeholder, not a tool: write the name of one of the "
+                           f"tools. {FORMAT_HINT}")
     if raw is None and call is None:
         tool = _resolve(name, names)
         return ParsedReply(thought=thought, extra_actions=extra, named_tool=tool, error=(
@@ -358,6 +390,8 @@ def _blob_call(blob: dict[str, Any] | None) -> tuple[str, dict[str, Any], str | 
     if key is None or (key != "action" and arg_key is None):
         return None  # {"name": "Porto", ...} is an answer's data, not a tool call
     name, value = blob[key], blob[arg_key] if arg_key is not None else None
+    if not _clean_name(name):
+        return None
     if value is None:
         return _clean_name(name), {}, None
     if isinstance(value, str):
@@ -376,20 +410,50 @@ def _thought(lines: list[str], markers: list[_Marker], before: int) -> str:
     return "\n".join(parts).strip()
 
 
-_OBS_PREFIX = r"Obs(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:ns?)?)?)?)?)?)?)?)?[ \t]*:?[ \t]*\Z"
-# A stop sequence can leave a partial "Observation" on its own last line, or glued to the input.
-_RESIDUE_LINE_RE = re.compile(r"\n[ \t]*" + _OBS_PREFIX, re.IGNORECASE)
-_RESIDUE_GLUED_RE = re.compile(r"(?<=[^\s])" + _OBS_PREFIX)
+_OBSERVATION_WORD = "observations"
+_BLANK = " \t"
+
+
+def _drop_residue(s: str) -> str:
+    """``s`` less a partial "Observation" a stop sequence left at its end, glued to the input
+    (``1Obs``) or on a line of its own (``\\nObserv:``). Read from the end, without a regex:
+    a pattern ending in ``[ \\t]*:?[ \\t]*\\Z`` backtracks quadratically on a long blank run."""
+    t = s.rstrip(_BLANK)
+    if t.endswith(":"):
+        t = t[:-1].rstrip(_BLANK)
+    for size in range(len(_OBSERVATION_WORD), 2, -1):
+        if t[-size:].lower() == _OBSERVATION_WORD[:size]:
+            before = t[:-size]
+            line_start = before.rstrip(_BLANK)
+            if line_start.endswith("\n"):  # on its own line
+                return line_start[:-1]
+            if before and not before[-1].isspace():  # glued to the input
+                return before
+            return s
+    return s
 
 
 def _clean_input(raw: str) -> str:
-    """The input text: stop-sequence residue, fences and an imagined Observation removed."""
+    """The input text: stop-sequence residue, fences, markdown emphasis left around a JSON
+    value (``Action Input:** {...}``) and an imagined Observation removed."""
     s = raw.strip()
     for _ in range(2):  # residue can sit outside a fence and, once it is gone, inside it
-        s = _RESIDUE_LINE_RE.sub("", s)
-        s = _RESIDUE_GLUED_RE.sub("", s).strip()
+        s = _drop_residue(s).strip()
         s = _strip_fences_around(s)
-    return _cut_inline_observation(s)
+    return _cut_inline_observation(_strip_emphasis_around_json(s))
+
+
+def _strip_emphasis_around_json(s: str) -> str:
+    """``** {"a": 1}**`` -> ``{"a": 1}``: emphasis marks (at most three) before a JSON object or
+    array, and the same after its end. Text that is not JSON keeps its marks."""
+    body = s.lstrip("*_")
+    if not 0 < len(s) - len(body) <= 3:
+        return s
+    body = body.lstrip(" \t")
+    if not body.startswith(("{", "[")):
+        return s
+    end = body.rstrip("*_")
+    return end.rstrip(" \t") if len(body) - len(end) <= 3 else body
 
 
 def _cut_inline_observation(raw: str) -> str:
@@ -418,17 +482,37 @@ def _strip_fences_around(text: str) -> str:
     return text
 
 
-_ESCAPE_RE = re.compile(r"\\([_*`\[\]()#-])")
+_ESCAPED = tuple("\\" + ch for ch in "_*`[]()#-")  # markdown escapes: \_ is _
+
+
+def _unescape(text: str) -> str:
+    for pair in _ESCAPED:  # str.replace, not re.sub: a template per match costs ~3 µs
+        text = text.replace(pair, pair[1])
+    return text
 _CALL_TRIM = " \t*`\"'"  # decoration around a name or a call; brackets may be the call's
 _NAME_TRIM = _CALL_TRIM + "[]"
 _NO_NAMES = frozenset({"none", "n/a", "na", "null", "nothing", "no_tool", "no_action", "-"})
+# Names copied from a format's template instead of a tool's name ("Action: tool_name",
+# "Action: the action to take, should be one of [...]"), once normalised.
+_PLACEHOLDERS = frozenset({"tool_name", "toolname", "tool", "action", "action_name", "name",
+                           "function_name", "tool_to_use", "the_tool_name", "your_tool_name",
+                           "name_of_the_tool", "name_of_tool", "the_tool", "tool_name_here"})
+_PLACEHOLDER_RE = re.compile(r"x{3,}|the_action_to_take.*|.*should_be_one_of.*")
+
+
+def _is_placeholder(name: str, names: tuple[str, ...]) -> bool:
+    """True for a template's placeholder written as the name (never a registered tool's)."""
+    if _resolve(name, names) in names:
+        return False
+    key = _normalize(name.strip("<>{}[]$ "))
+    return key in _PLACEHOLDERS or _PLACEHOLDER_RE.fullmatch(key[:200]) is not None
 _FINAL_NAMES = frozenset({"final_answer", "finalanswer", "final", "answer", "finish"})
 
 
 def _split_call(text: str) -> tuple[str, str | None]:
     """The tool name and, for ``tool(args)``, ``tool[text]``, ``tool {json}`` or a bare JSON
     blob, the argument text. The name is the whole text less decoration, never a first word."""
-    s = _ESCAPE_RE.sub(r"\1", text).strip(_CALL_TRIM)
+    s = _unescape(text).strip(_CALL_TRIM)
     if not s:
         return "", None
     if s.startswith("{"):
@@ -441,12 +525,25 @@ def _split_call(text: str) -> tuple[str, str | None]:
     return _clean_name(s), None
 
 
+# Control and format characters (C0, C1, zero-width, bidi marks, BOM) and lone surrogates
+# are invisible: never part of a tool name, and a name of nothing else is no name.
+_INVISIBLE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e"
+                           "\u2060-\u2064\ufeff\ud800-\udfff]")
+
+
 def _clean_name(text: str) -> str:
-    return _ESCAPE_RE.sub(r"\1", text).strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM)
+    visible = _INVISIBLE_RE.sub("", _unescape(text))
+    return visible.strip().strip(_NAME_TRIM).rstrip(".,:;").strip(_NAME_TRIM).strip()
+
+
+_NAME_CHARS = 256  # longer names match no tool (the registry's are at most 64 characters)
 
 
 def _normalize(name: str) -> str:
-    """Case, spacing and separators folded: "Search the Internet" ~ "search_the_internet"."""
+    """Case, spacing and separators folded: "Search the Internet" ~ "search_the_internet".
+    Past _NAME_CHARS only a prefix is folded, marked so that it equals no short name."""
+    if len(name) > _NAME_CHARS:
+        name = name[:_NAME_CHARS] + "\x00"
     folded = unicodedata.normalize("NFKC", name).casefold()
     return re.sub(r"[\s_.\-]+", "_", folded.strip(_NAME_TRIM)).strip("_")
 
@@ -466,11 +563,21 @@ def _json_object(raw: str) -> dict[str, Any] | None:
 
 
 _MISSING = object()
+
+
+def load_json(text: str, default: Any = None) -> Any:
+    """The JSON value ``text`` holds, read as an Action Input is: strict JSON (its first value),
+    a Python literal, then json_repair within ``REPAIR_BUDGET`` and only up to
+    ``MAX_REPAIR_CHARS``; ``default`` when it holds none. Never raises, whatever the nesting."""
+    value = _load_json(text) if isinstance(text, str) else _MISSING
+    return default if value is _MISSING else value
 _NUMBER_RE_FULL = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
 def _load_json(raw: str) -> Any:
-    """Strict JSON first (the first value, ignoring trailing text), then json_repair."""
+    """Strict JSON first (the first value, ignoring trailing text), then a Python literal
+    (``{'a': True}``, read by Python's own parser at C speed, whatever its length), then
+    json_repair within its budget."""
     s = raw.strip()
     if not s or s[0] not in "{[\"":
         if s in ("true", "false", "null") or _NUMBER_RE_FULL.fullmatch(s[:400]):
@@ -483,33 +590,66 @@ def _load_json(raw: str) -> Any:
         return json.JSONDecoder(strict=False).raw_decode(s)[0]
     except (ValueError, RecursionError):
         pass
-    if len(s) > MAX_REPAIR_CHARS or _nesting_depth(s) > MAX_REPAIR_DEPTH:
-        return _MISSING  # json_repair slows down quadratically on such input
+    if len(s) > MAX_REPAIR_CHARS:
+        return _MISSING
+    if s[0] != '"' and (value := _python_literal(s)) is not _MISSING:
+        return value
     try:
-        repaired = json_repair.loads(s)
-    except Exception:  # json_repair may raise on hostile input (e.g. deep nesting)
+        repaired = _bounded_repair(s)
+    except (_OverBudget, Exception):  # json_repair may also raise on hostile input
         return _MISSING
     if repaired == "" and s[0] != '"':
         return _MISSING
     return repaired
 
 
-def _nesting_depth(s: str) -> int:
-    """The deepest bracket nesting outside strings (a bound, quotes taken loosely)."""
-    depth = deepest = 0
-    in_string = False
-    for ch in s:
-        if ch == '"':
-            in_string = not in_string
-        elif not in_string and ch in "{[":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif not in_string and ch in "}]":
-            depth = max(depth - 1, 0)
-    return deepest
+def _python_literal(s: str) -> Any:
+    """The JSON value a Python literal denotes; _MISSING when ``s`` is none, or holds what JSON
+    cannot (a set, bytes)."""
+    try:
+        return json.loads(json.dumps(ast.literal_eval(s)))
+    except Exception:  # SyntaxError, ValueError, TypeError, MemoryError, RecursionError, warnings
+        return _MISSING
+
+
+class _OverBudget(BaseException):
+    """json_repair ran more than REPAIR_BUDGET lines on one input. A BaseException, so that
+    json_repair's own ``except Exception`` handlers do not swallow it."""
+
+
+def _bounded_repair(s: str) -> Any:
+    """``json_repair.loads(s)``, given up after REPAIR_BUDGET traced lines (raises _OverBudget).
+
+    json_repair looks ahead from each quote or unquoted word to the end of the text, so a few
+    kilobytes of broken JSON written for it (``{{{{x"x"x"...``) take seconds, and it has no time
+    limit of its own (mangiucugna/json_repair#203). A size cap low enough to bound that would
+    refuse ordinary inputs, so its work is counted instead: a trace function sees every line
+    it runs in this thread (its look-ahead loops included) and ends it past the budget. Lines,
+    not a clock: the same input is repaired, or not, on any machine. The caller's trace
+    function (a debugger, coverage) is put back afterwards.
+    """
+    lines = 0
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal lines
+        lines += 1
+        if lines > REPAIR_BUDGET:
+            raise _OverBudget
+        return trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        return json_repair.loads(s)
+    finally:
+        sys.settrace(previous)
 
 
 _NO_INPUT = frozenset({"", "null", "none", "n/a", "nothing", "no input", '""', "''", "{}"})
+
+
+# An input written as a call, ``SomeTool({"a": 1})`` or ``SomeTool(a=1)``, under an Action line.
+_WRAPPED_RE = re.compile(r"([A-Za-z_][\w.-]{0,63})[ \t]*\((.*)\)", re.DOTALL)
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -520,7 +660,28 @@ def _arguments(raw: str) -> dict[str, Any]:
         return value
     if isinstance(value, str):
         return _string_arguments(value)
+    if value is _MISSING and (unwrapped := _unwrapped_arguments(raw.strip())) is not None:
+        return unwrapped
     return {"input": raw.strip()}
+
+
+def _unwrapped_arguments(raw: str) -> dict[str, Any] | None:
+    """The arguments inside a call wrapper, when they are a JSON object or keyword arguments.
+
+    The Action line names the tool and wins over the wrapper's name, which models fill with
+    anything (a schema's class name, the tool in another spelling, another tool): the protocol
+    asks for the tool on the Action line and only its arguments below it. A wrapper around
+    plain values (``sqrt(16)`` for a calculator) is the input itself and stays text."""
+    if len(raw) > MAX_REPAIR_CHARS or (m := _WRAPPED_RE.fullmatch(raw)) is None:
+        return None
+    inner = m.group(2).strip()
+    if inner.startswith("{"):
+        value = _load_json(inner)
+        return value if isinstance(value, dict) else None
+    if "=" not in inner:
+        return None
+    args = _call_arguments(inner)
+    return args if args and "input" not in args else None
 
 
 def _string_arguments(text: str) -> dict[str, Any]:

@@ -28,10 +28,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import json_repair
-
 from agent.llm import Completion, Delta
-from agent.parser import ParsedReply, parse_response
+from agent.parser import ParsedReply, load_json, parse_response
 from agent.tools.registry import CheckedCall, ToolRegistry
 
 __all__ = [
@@ -359,14 +357,10 @@ PROTOCOLS: dict[str, ReplyProtocol] = {p.name: p for p in (TextProtocol(), Nativ
 
 
 def _tool_arguments(raw: str) -> object:
-    """Native tool-call arguments: a dict (empty text means none), repaired where possible;
-    anything else is returned as is for `ToolRegistry.check` to refuse (quoting `raw`)."""
+    """Native tool-call arguments: a dict (empty text means none), read and repaired as the
+    text protocol's Action Input is (the same size cap and repair budget; deep nesting is no
+    error here); anything else is returned as is for `ToolRegistry.check` to refuse (quoting
+    `raw`)."""
     if not raw or not raw.strip():
         return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        try:
-            return json_repair.loads(raw)
-        except Exception:  # json_repair gives up on some inputs; check() tells the model
-            return raw
+    return load_json(raw, default=raw)

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
+from bench.chaos_hostile_agent import STALL_LIMIT_S, run_hostile_agent  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
 from bench.chaos_load import LoadReport, run_load, summary  # noqa: E402
 from bench.chaos_world import ORPHAN_TIMEOUT_S, REPO  # noqa: E402
@@ -73,17 +74,30 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
           f"{report.parse_drops} discord.py could not parse, dropped with a log line)")
     for name in report.dropped:
         print(f"  not answered: {name}")
-    for name in report.real_unanswered:
-        print(f"  UNANSWERED: {name}")
+    _print_problems(report.real_unanswered, [])
     print(f"  injection obeyed by the model: {report.injected_pings_written} answer(s) wrote "
           f"@everyone/role/user mentions, {report.foreign_recalls_refused} memory-tool call(s) "
           f"naming another user were refused by the tool's schema")
     print(f"  pings: {report.pings}; interactions unanswered: {report.unanswered_interactions}; "
           f"announced memory writes settled by a restart's reconcile before counting: {report.reconciled_writes}")
     print("  leaks: " + ", ".join(f"{kind} {n}" for kind, n in report.leaks_by_kind().items()))
-    for line in report.our_errors:
+    _print_problems([], report.our_errors)
+    table = report.table()
+    agent = await run_hostile_agent(root / "hostile-agent", bot_tree=args.bot_tree)
+    print(f"  hostile model replies: {agent.replies} at 100 KB and an MCP tool whose pattern "
+          f"backtracks: unanswered {len(agent.unanswered)}; heartbeats later than "
+          f"{STALL_LIMIT_S * 1000:.0f} ms past due {agent.stalls} (worst "
+          f"{agent.worst_lateness_s * 1000:.0f} ms); the MCP call a clean error: "
+          f"{'yes' if agent.mcp_clean_error else 'NO'}; tracebacks logged {agent.tracebacks}")
+    _print_problems(agent.unanswered, agent.our_errors)
+    return {column: table[column] + agent.table()[column] for column in table}
+
+
+def _print_problems(unanswered: list[str], errors: list[str]) -> None:
+    for name in unanswered:
+        print(f"  UNANSWERED: {name}")
+    for line in errors:
         print(f"  ERROR LOGGED: {line[:300]}")
-    return report.table()
 
 
 async def _faults(args: argparse.Namespace, root: Path) -> dict[str, int]:

@@ -9,6 +9,11 @@ reasoning channel and no tool list); its string input counts as right when it is
 split (`tune`, and `held`: the held-out quarter) and overall, and our parser's throughput on
 the cases (median of 7 passes). `--failures` lists the tuning cases ours gets wrong (never the
 held-out ones).
+
+Then the hostile replies (`bench/data/hostile_replies.py`, issue 22) at 25, 50 and 100 KB: each
+shape's parse time (median of 5), the worst per size and its growth (linear time grows 4x from
+25 to 100 KB; the target is no reply over 50 ms at 100 KB). `--baseline REV` times the parser
+of git revision REV beside ours (one run each, given up after `--limit` seconds).
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import signal
 import statistics
+import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "data"))
 
+from hostile_replies import HOSTILE, SIZES  # noqa: E402
 from parser_cases import CASES, CATEGORIES  # noqa: E402
 
 from agent.parser import parse_response  # noqa: E402
@@ -126,11 +135,86 @@ def throughput(passes: int = 7, rounds: int = 20) -> float:
     return statistics.median(rates)
 
 
+HOSTILE_TARGET_MS = 50.0
+Parse = Callable[[str], Any]
+
+
+def parser_at(rev: str) -> Parse:
+    """parse_response as agent/parser.py was at git revision ``rev``."""
+    source = subprocess.run(["git", "show", f"{rev}:agent/parser.py"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType(f"parser_at_{rev}")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(source, f"{rev}:agent/parser.py", "exec"), module.__dict__)
+    return module.parse_response
+
+
+class _TooLong(BaseException):
+    """Raised by the alarm; a BaseException, so the parser's own `except Exception` lets it by."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _TooLong
+
+
+def time_ms(parse: Parse, text: str, runs: int, limit_s: float) -> float:
+    """Median parse time in ms over ``runs``; ``inf`` when one run passes ``limit_s``."""
+    times = []
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for _ in range(runs):
+            signal.setitimer(signal.ITIMER_REAL, limit_s)
+            start = time.perf_counter()
+            try:
+                parse(text)
+            except _TooLong:
+                return float("inf")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            times.append((time.perf_counter() - start) * 1000)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return statistics.median(times)
+
+
+def hostile_table(parsers: dict[str, tuple[Parse, int]], limit_s: float) -> str:
+    """Each shape's time per size for each parser, then the worst per size and its growth."""
+    names = list(parsers)
+    head = f"{'shape':<44}" + "".join(f"{f'{name} {size // 1000}K':>14}" for name in names
+                                      for size in SIZES)
+    lines = [head, "-" * len(head)]
+    worst = {(name, size): 0.0 for name in names for size in SIZES}
+    for shape, build in HOSTILE.items():
+        cells = []
+        for name in names:
+            parse, runs = parsers[name]
+            for size in SIZES:
+                ms = time_ms(parse, build(size), runs, limit_s)
+                worst[name, size] = max(worst[name, size], ms)
+                cells.append(f"{'>' + format(limit_s, 'g') + ' s' if ms == float('inf') else f'{ms:.1f} ms':>14}")
+        lines.append(f"{shape:<44}" + "".join(cells))
+    lines.append("-" * len(head))
+    for name in names:
+        cells = [f"{size // 1000} KB {worst[name, size]:.1f} ms" if worst[name, size] != float("inf")
+                 else f"{size // 1000} KB >{limit_s:g} s" for size in SIZES]
+        growth = worst[name, SIZES[-1]] / worst[name, SIZES[0]] if worst[name, SIZES[0]] else float("nan")
+        lines.append(f"worst, {name}: {', '.join(cells)}; growth {SIZES[0] // 1000}->"
+                     f"{SIZES[-1] // 1000} KB x{growth:.1f} (linear: x{SIZES[-1] / SIZES[0]:.0f})")
+    ours_worst = worst[names[0], SIZES[-1]]
+    lines.append(f"target: no reply over {HOSTILE_TARGET_MS:.0f} ms at {SIZES[-1] // 1000} KB: "
+                 f"{'met' if ours_worst <= HOSTILE_TARGET_MS else 'NOT met'} ({ours_worst:.1f} ms)")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--failures", action="store_true",
                         help="list the tuning cases ours reads wrongly (held-out ones stay hidden)")
     parser.add_argument("--no-langchain", action="store_true", help="score ours only")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="time the parser of this git revision on the hostile replies too")
+    parser.add_argument("--limit", type=float, default=10.0,
+                        help="seconds after which one hostile parse is given up (default 10)")
     args = parser.parse_args()
 
     judges: dict[str, Callable[[Case], bool]] = {"ours": lambda case: judge_ours(case, ours(case))}
@@ -140,6 +224,12 @@ def main() -> None:
           f"{'tools' in inspect.signature(parse_response).parameters}")
     print(render(score(judges), list(judges)))
     print(f"\nour parser: {throughput():,.0f} replies/s over the {len(CASES)} cases (median of 7 passes)")
+    parsers: dict[str, tuple[Parse, int]] = {"ours": (parse_response, 5)}
+    if args.baseline:
+        parsers[args.baseline] = (parser_at(args.baseline), 1)
+    print(f"\nhostile replies ({len(HOSTILE)} shapes; ms per reply, median of "
+          f"{parsers['ours'][1]} for ours{', 1 run for ' + args.baseline if args.baseline else ''}):")
+    print(hostile_table(parsers, args.limit))
     if args.failures:
         print("\ntuning cases ours reads wrongly:")
         for case in CASES:

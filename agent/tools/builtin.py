@@ -17,6 +17,7 @@ import httpx
 
 from agent.tools.calculator import register_calculator
 from agent.tools.clock import register_clock
+from agent.tools.fetch import DEFAULT_LIMITS, FetchLimits
 from agent.tools.registry import ToolRegistry
 from agent.tools.weather import DEFAULT_FORECAST_URL, DEFAULT_GEOCODING_URL, register_weather
 from agent.tools.web_search import register_web_search
@@ -33,6 +34,7 @@ def register_builtin_tools(
     geocoding_url: str | None = None,
     forecast_url: str | None = None,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    fetch_limits: FetchLimits = DEFAULT_LIMITS,
 ) -> None:
     """Add the built-in tools to ``registry``.
 
@@ -40,7 +42,8 @@ def register_builtin_tools(
     (``searxng_url``, ``open_meteo_geocoding_url``, ``open_meteo_forecast_url``), or as
     ``register_builtin_tools(registry, http=client, searxng_url=..., geocoding_url=...,
     forecast_url=...)``. ``http`` is the client the weather and search tools use; its owner
-    closes it.
+    closes it. ``fetch_limits`` bounds what their services send back (size, redirects, and
+    where redirects may lead: by default public addresses only).
     """
     if http is None:
         raise TypeError("register_builtin_tools needs an httpx.AsyncClient as http")
@@ -54,6 +57,7 @@ def register_builtin_tools(
     )
     register_calculator(registry)
     register_clock(registry, now=now)
-    register_weather(registry, http=http, geocoding_url=geocoding, forecast_url=forecast)
+    register_weather(registry, http=http, geocoding_url=geocoding, forecast_url=forecast,
+                     limits=fetch_limits)
     if searxng:
-        register_web_search(registry, http=http, searxng_url=searxng)
+        register_web_search(registry, http=http, searxng_url=searxng, limits=fetch_limits)

@@ -33,6 +33,7 @@ __all__ = [
 MAX_DIGITS = 4000  # results and intermediates; also keeps int -> str under Python's 4300 limit
 MAX_EXPRESSION_CHARS = 1000
 MAX_DEPTH = 60
+_FACTORIAL_MAX = 10**300  # math.lgamma takes a float (at most about 1.8e308)
 PRECISION = 40  # significant digits of decimal results
 
 Number = Union[int, Decimal]
@@ -358,6 +359,10 @@ class _Evaluator:
         n = _as_int(x, "factorial()")
         if n < 0:
             raise CalculatorError("factorial() needs a non-negative whole number")
+        if n > _FACTORIAL_MAX:  # n! has far more than MAX_DIGITS digits: no estimate needed
+            raise CalculatorError(
+                f"factorial({format_number(n)[:30]}) would have more than {MAX_DIGITS} digits"
+            )
         digits = math.lgamma(n + 1) / math.log(10) if n > 1 else 0.0
         if digits > MAX_DIGITS:
             raise CalculatorError(

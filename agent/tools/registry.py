@@ -41,8 +41,11 @@ import jsonschema
 
 log = logging.getLogger(__name__)
 
+MAX_ARGUMENT_DEPTH = 32  # nesting of a call's arguments; deeper ones are refused before validation
+
 __all__ = [
     "DEFAULT_MAX_OBSERVATION_CHARS",
+    "MAX_ARGUMENT_DEPTH",
     "CallProblem",
     "CheckedCall",
     "Tool",
@@ -275,6 +278,12 @@ class ToolRegistry:
                 f"Error: arguments for {tool.name} must be a JSON object, got "
                 f"{_json_type(args)}{sent}. Its parameters (JSON Schema): {_schema_text(tool)}",
             )
+        if _nests_deeper(args, MAX_ARGUMENT_DEPTH):
+            return CheckedCall(
+                tool.name, tool, {}, "bad_arguments",
+                f"Error: arguments for {tool.name} nest deeper than {MAX_ARGUMENT_DEPTH} levels. "
+                f"Its parameters (JSON Schema): {_schema_text(tool)}",
+            )
         if problem := tool.check(args):
             return CheckedCall(
                 tool.name, tool, {}, "bad_arguments",
@@ -323,6 +332,19 @@ class ToolRegistry:
             ok=ok and not observation.startswith("Error:"),
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
         )
+
+
+def _nests_deeper(value: object, limit: int) -> bool:
+    """True when lists and dicts in ``value`` nest more than ``limit`` levels. Iterative: the
+    schema validator, json.dumps and the trace all recurse, and fail on what this lets by."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, list) else ()
+        if children and depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _to_text(value: Any) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import httpx
 
-from agent.tools.fetch import get_json
+from agent.tools.fetch import DEFAULT_LIMITS, FetchLimits, get_json
 from agent.tools.registry import ToolError, ToolRegistry
 
 __all__ = [
@@ -63,8 +63,10 @@ def register_weather(
     geocoding_url: str = DEFAULT_GEOCODING_URL,
     forecast_url: str = DEFAULT_FORECAST_URL,
     request_timeout_s: float = 10.0,
+    limits: FetchLimits = DEFAULT_LIMITS,
 ) -> None:
-    """Add the ``weather`` tool, calling Open-Meteo at the given URLs through ``http``."""
+    """Add the ``weather`` tool, calling Open-Meteo at the given URLs through ``http`` (its
+    replies bounded by ``limits``)."""
 
     @registry.tool(name="weather")
     async def weather(
@@ -84,7 +86,7 @@ def register_weather(
         found = await get_json(
             http, geocoding_url,
             {"name": name, "count": 10, "language": "en", "format": "json"},
-            service="the weather geocoding service", timeout_s=request_timeout_s,
+            service="the weather geocoding service", timeout_s=request_timeout_s, limits=limits,
         )
         location = _pick_location(found.get("results"), hint)
         if location is None:
@@ -104,7 +106,7 @@ def register_weather(
                 "temperature_unit": units,
                 "wind_speed_unit": "kmh",
             },
-            service="the weather forecast service", timeout_s=request_timeout_s,
+            service="the weather forecast service", timeout_s=request_timeout_s, limits=limits,
         )
         return _describe(location, forecast)
 

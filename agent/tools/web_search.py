@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from agent.tools.fetch import get_json
+from agent.tools.fetch import DEFAULT_LIMITS, FetchLimits, get_json
 from agent.tools.registry import ToolError, ToolRegistry
 
 __all__ = ["MAX_RESULTS", "register_web_search", "search_endpoint"]
@@ -41,8 +41,10 @@ def register_web_search(
     http: httpx.AsyncClient,
     searxng_url: str,
     request_timeout_s: float = 10.0,
+    limits: FetchLimits = DEFAULT_LIMITS,
 ) -> None:
-    """Add the ``web_search`` tool, querying the SearxNG instance at ``searxng_url``."""
+    """Add the ``web_search`` tool, querying the SearxNG instance at ``searxng_url`` (its
+    replies bounded by ``limits``: size, redirects and where they may lead)."""
     endpoint = search_endpoint(searxng_url)
 
     @registry.tool(name="web_search")
@@ -64,7 +66,7 @@ def register_web_search(
         body = await get_json(
             http, endpoint, {"q": text, "format": "json"},
             service="the search service", timeout_s=request_timeout_s,
-            status_messages=_STATUS_MESSAGES,
+            status_messages=_STATUS_MESSAGES, limits=limits,
         )
         return _describe(text, body, max_results)
 

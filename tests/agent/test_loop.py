@@ -435,6 +435,32 @@ async def test_native_unknown_tool_and_broken_arguments_are_nudged_in_tool_messa
     assert events[-1].answer == "5"
 
 
+DEEP = '{"a": ' + "[" * 900 + "1" + "]" * 900 + ', "b": 1}'  # valid JSON, parsed by json.loads
+
+
+@pytest.mark.parametrize("arguments", ["[" * 100_000, '{"a": ' * 20_000, DEEP, "{" + "'a': [" * 5_000])
+async def test_native_arguments_huge_or_deeply_nested_are_a_clean_tool_error(arguments: str):
+    llm = ScriptedLLM([tool_call_reply(("add", arguments)), Completion(content="Final Answer: 5")])
+
+    events = await run(Agent(llm, make_registry(), protocol="native"))
+
+    assert [n.problem for n in of(events, Nudge)] == ["bad_arguments"]
+    tool_message = next(m for m in llm.calls[1]["messages"] if m["role"] == "tool")
+    assert tool_message["content"].startswith("Error:") and "add" in tool_message["content"]
+    assert len(tool_message["content"]) < 2_000
+    assert events[-1].answer == "5"
+
+
+async def test_text_arguments_nested_too_deeply_are_a_clean_tool_error():
+    llm = ScriptedLLM([f"Action: add\nAction Input: {DEEP}", "Final Answer: 5"])
+
+    events = await run(Agent(llm, make_registry()))
+
+    (nudge,) = of(events, Nudge)
+    assert nudge.problem == "bad_arguments" and "nest deeper than" in nudge.message
+    assert events[-1].answer == "5"
+
+
 async def test_native_empty_reply_is_nudged_and_bounded():
     llm = ScriptedLLM(fallback=Completion(content="", reasoning="hmm"))
 

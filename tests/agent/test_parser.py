@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from agent.parser import MAX_REPAIR_CHARS, ParsedReply, parse_response
@@ -282,6 +284,41 @@ def test_oversized_broken_json_is_not_repaired_but_passed_as_text() -> None:
     assert reply.action_input == {"input": raw}
 
 
+@pytest.mark.parametrize("raw", [
+    "{" * 8 + 'x"' * 9_000,  # json_repair looks ahead from every quote: seconds for these
+    "{" * 8 + "x " * 9_000,
+    '{"q": "' + "a, " * 6_000,
+])
+def test_broken_json_that_json_repair_reads_slowly_is_passed_as_text(raw: str) -> None:
+    assert len(raw) < MAX_REPAIR_CHARS
+    reply = parse_response(f"Action: calculator\nAction Input: {raw}")
+    assert reply.action == "calculator"
+    assert reply.action_input == {"input": raw.strip()}
+
+
+def test_the_repair_budget_leaves_the_callers_trace_function_in_place() -> None:
+    events: list[str] = []
+
+    def tracer(frame: object, event: str, arg: object) -> None:
+        events.append(event)
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        reply = parse_response("Action: calculator\nAction Input: {" + "x " * 9_000)
+        assert sys.gettrace() is tracer
+    finally:
+        sys.settrace(previous)
+    assert reply.action == "calculator"
+    assert events  # a debugger or coverage still sees the parser's calls around the repair
+
+
+def test_a_long_python_literal_is_read_whatever_its_length() -> None:
+    note = "call the plumber about the boiler; " * 300
+    reply = parse_response(f"Action: remember\nAction Input: {{'note': '{note}', 'urgent': True}}")
+    assert reply.action_input == {"note": note, "urgent": True}
+
+
 @pytest.mark.parametrize("raw", ["[" * 5000, '{"a":' * 5000])
 def test_deeply_nested_input_does_not_break_the_parser(raw: str) -> None:
     reply = parse_response(f"Action: calculator\nAction Input: {raw}")
@@ -394,6 +431,14 @@ def check_invariants(reply: ParsedReply) -> None:
         ("x final answer" * 70_000, "error"),
         ("Final Answer: " + "y" * 1_000_000, "final"),
         ('Action: x\nAction Input: {' + '"a": 1, ' * 120_000, "action"),
+        # issue 22: stop-word residue before a long blank run made the residue pattern quadratic
+        ("Action: x\nAction Input: 1Obs" + " " * 1_000_000 + "x", "action"),
+        ("Action: x\nAction Input: 1\nObs" + "\t" * 1_000_000 + "\nx", "action"),
+        ("Action: x\nAction Input: 1Observation:" + " " * 1_000_000 + "x", "action"),
+        ("Thought: x. Action: y. " * 45_000, "error"),
+        ("*" * 1_000_000 + "Action: x", "error"),
+        ("Action: " + "\\_" * 500_000, "error"),
+        ("Action: x\nAction Input: 1\n" + "Observation: \n" * 70_000, "action"),
     ],
 )
 def test_pathological_megabyte_inputs_parse_quickly_and_cleanly(text: str, outcome: str) -> None:
@@ -489,6 +534,23 @@ def test_an_input_that_ends_in_the_word_observation_keeps_it() -> None:
 )
 def test_glued_and_decorated_markers(text: str) -> None:
     assert action_of(parse_response(text)) == ("web_search", {"q": "x"})
+
+
+@pytest.mark.parametrize("name", ["\x1f", "\x00", "\u200b", "\u3000", "\u202e\u200f", "\x85", "\ufeff", "**\x1f**"])
+def test_a_blank_looking_name_is_no_tool_name(name: str) -> None:
+    reply = parse_response(f"Action: {name}\nAction Input: {{}}")
+    assert reply.action is None
+    assert reply.error is not None and "no tool name" in reply.error
+
+
+def test_invisible_characters_are_not_part_of_a_name() -> None:
+    reply = parse_response("Action: \u200bweb_search\x1f\nAction Input: {}", tools=["web_search"])
+    assert reply.action == "web_search"
+
+
+def test_a_blob_naming_an_invisible_tool_is_no_call() -> None:
+    reply = parse_response('{"action": "\\u0000", "action_input": {}}')
+    assert reply.action is None and reply.error is not None
 
 
 def test_input_label_alone_is_no_marker_without_an_action_before_it() -> None:
@@ -602,3 +664,43 @@ def test_the_rules_hold_inside_a_fenced_reply(closing: str) -> None:
 def test_an_imagined_observation_after_action_and_final_answer_ends_the_answer() -> None:
     reply = parse_response("Action: a\nAction Input: {}\nFinal Answer: y\nObservation: z")
     assert reply.final_answer == "y"
+
+
+# --- issue 22's last shapes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrapped", ['SomeTool({"a": 2, "b": 3})', "add_numbers(a=2, b=3)",
+                                     'subtract({"a": 2, "b": 3})'])
+def test_a_call_wrapper_under_the_action_line_gives_its_arguments_to_the_action(wrapped: str) -> None:
+    reply = parse_response(f"Action: add\nAction Input: {wrapped}", tools=["add", "subtract"])
+    assert action_of(reply) == ("add", {"a": 2, "b": 3})
+
+
+@pytest.mark.parametrize("text", ["sqrt(16)", "round(2.567, 2)", "max(3, 4) * 2"])
+def test_a_call_of_plain_values_stays_the_input_text(text: str) -> None:
+    assert action_of(parse_response(f"Action: calculator\nAction Input: {text}")) == (
+        "calculator", {"input": text})
+
+
+@pytest.mark.parametrize("raw", ['** {"q": "x"}', '**{"q": "x"}**', '* {"q": "x"}', '__{"q": "x"}__',
+                                 '*** {"q": "x"}'])
+def test_emphasis_left_around_a_json_input_is_dropped(raw: str) -> None:
+    assert action_of(parse_response(f"Action: web_search\nAction Input:{raw}")) == (
+        "web_search", {"q": "x"})
+
+
+def test_emphasis_around_plain_text_input_is_kept() -> None:
+    reply = parse_response("Action: web_search\nAction Input: **bold words**")
+    assert reply.action_input == {"input": "**bold words**"}
+
+
+@pytest.mark.parametrize("name", ["xxx", "XXXX", "tool_name", "Tool Name", "<tool_name>", "[tool name]",
+                                  "your_tool_name", "the action to take, should be one of [add, clock]"])
+def test_a_placeholder_name_is_a_format_error(name: str) -> None:
+    reply = parse_response(f"Action: {name}\nAction Input: {{}}", tools=["add", "clock"])
+    assert reply.action is None
+    assert reply.error is not None and "placeholder" in reply.error
+
+
+def test_a_registered_tool_named_like_a_placeholder_runs() -> None:
+    assert parse_response("Action: tool\nAction Input: {}", tools=["tool"]).action == "tool"

@@ -84,6 +84,7 @@ TOOL_NAMES = st.lists(st.text(min_size=1, max_size=30), max_size=6)
 
 @SETTINGS
 @given(ANY_TEXT, st.one_of(st.none(), ANY_TEXT), TOOL_NAMES)
+@example("Action: \x1f\nAction Input: ", None, [])  # issue 28: the name was "\x1f"
 def test_no_content_reasoning_and_tool_list_makes_it_raise(content: str, reasoning: str | None,
                                                           tools: list[str]) -> None:
     reply = parse_response(content, reasoning, tools=tools)

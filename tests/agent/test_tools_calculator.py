@@ -166,6 +166,22 @@ def test_hostile_and_invalid_input_is_refused_clearly(expression: str, message: 
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("expression", ["factorial(10**400)", "factorial(1e400)",
+                                        "factorial(10**3999) % 3", "2 ** factorial(10**400)"])
+def test_the_factorial_of_a_huge_number_is_refused_by_its_size(expression: str) -> None:
+    with pytest.raises(CalculatorError, match="more than 4000 digits"):
+        evaluate(expression)
+
+
+async def test_a_huge_factorial_is_an_observation_and_logs_no_traceback(
+    registry: ToolRegistry, caplog: pytest.LogCaptureFixture,
+) -> None:
+    result = await registry.call("calculator", {"expression": "factorial(10**400)"}, CTX)
+    assert not result.ok
+    assert result.observation.startswith("Error: factorial(1000000000") and "4000 digits" in result.observation
+    assert not [r for r in caplog.records if r.exc_info]
+
+
 async def test_the_tool_returns_the_number_as_text(registry: ToolRegistry) -> None:
     result = await registry.call("calculator", {"expression": "0.1 + 0.2"}, CTX)
     assert (result.ok, result.observation) == (True, "0.3")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
+from agent.tools.fetch import DEFAULT_LIMITS, FetchLimits, is_public_address
 from agent.tools.registry import ToolContext, ToolRegistry
 from agent.tools.web_search import register_web_search, search_endpoint
 from tests.fakes.searxng import FakeSearxNG
@@ -22,7 +24,7 @@ async def searx() -> AsyncIterator[FakeSearxNG]:
 
 @pytest.fixture
 async def registry(searx: FakeSearxNG) -> AsyncIterator[ToolRegistry]:
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient(follow_redirects=True) as http:  # as the bot's client is made
         reg = ToolRegistry(default_timeout_s=5)
         register_web_search(reg, http=http, searxng_url=searx.base_url + "/",
                             request_timeout_s=0.5)
@@ -138,3 +140,57 @@ async def test_bad_arguments_are_refused_without_searching(
 )
 def test_search_endpoint_accepts_common_url_forms(base: str, endpoint: str) -> None:
     assert search_endpoint(base) == endpoint
+
+
+# --- what the service may send back (issue 22) ---------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::ffff:127.0.0.1]"])
+async def test_a_redirect_to_a_loopback_page_is_not_followed(
+    registry: ToolRegistry, searx: FakeSearxNG, host: str
+) -> None:
+    # the address as written, a name that resolves to it, and IPv4 written inside IPv6
+    searx.redirect(searx.admin_url.replace("127.0.0.1", host))
+    result = await registry.call("web_search", {"query": "x"}, CTX)
+    assert not result.ok
+    assert "redirected to a local or private address" in result.observation
+    assert searx.admin_visits == 0 and "root password" not in result.observation
+
+
+async def test_a_redirect_to_another_scheme_is_not_followed(
+    registry: ToolRegistry, searx: FakeSearxNG
+) -> None:
+    searx.redirect("file:///etc/passwd")
+    result = await registry.call("web_search", {"query": "x"}, CTX)
+    assert not result.ok and "redirected to a file address" in result.observation
+
+
+async def test_an_allowed_redirect_is_followed_and_redirect_loops_end(searx: FakeSearxNG) -> None:
+    loopback_allowed = FetchLimits(redirect_allowed=lambda address: address.is_loopback)
+    async with httpx.AsyncClient(follow_redirects=True) as http:
+        reg = ToolRegistry(default_timeout_s=5)
+        register_web_search(reg, http=http, searxng_url=searx.base_url, limits=loopback_allowed)
+        searx.redirect(searx.admin_url)
+        followed = await reg.call("web_search", {"query": "x"}, CTX)
+        searx.redirect(searx.base_url + "/search")
+        looped = await reg.call("web_search", {"query": "x"}, CTX)
+    assert followed.ok and "admin panel" in followed.observation
+    assert not looped.ok and "redirected more than 3 times" in looped.observation
+
+
+async def test_a_body_past_the_byte_cap_is_not_read(searx: FakeSearxNG) -> None:
+    async with httpx.AsyncClient() as http:
+        reg = ToolRegistry(default_timeout_s=10)
+        register_web_search(reg, http=http, searxng_url=searx.base_url,
+                            limits=FetchLimits(max_bytes=200_000))
+        searx.flood(50_000_000)
+        result = await reg.call("web_search", {"query": "x"}, CTX)
+    assert not result.ok and "sent more than 200,000 bytes" in result.observation
+
+
+def test_the_default_cap_and_rule_refuse_local_addresses() -> None:
+    assert DEFAULT_LIMITS.max_bytes <= 10_000_000 and DEFAULT_LIMITS.max_redirects <= 5
+    for text in ("127.0.0.1", "10.0.0.5", "192.168.1.1", "169.254.169.254", "100.64.0.1", "::1",
+                 "fd00:ec2::254", "fe80::1", "::ffff:10.0.0.1", "0.0.0.0"):
+        assert not is_public_address(ipaddress.ip_address(text)), text
+    assert is_public_address(ipaddress.ip_address("93.184.216.34"))

@@ -14,6 +14,8 @@ Use
         fake.results["python"] = [{"title": ..., "url": ..., "content": ...}]
         fake.answers["python"] = ["A programming language."]
         fake.fail(500) / fake.garbage() / fake.delay(2.0)
+        fake.redirect(url)                            # 302 to url (fake.admin_url: a local page)
+        fake.flood(n)                                 # a body of n bytes, chunked, no length
         fake.requests                                 # [{query params}, ...]
 """
 
@@ -42,6 +44,9 @@ class FakeSearxNG(LoopbackServer):
         self.requests: list[dict[str, str]] = []
         self._override: tuple[int, str, str] | None = None
         self._delay = 0.0
+        self._redirect: str | None = None
+        self._flood = 0
+        self.admin_visits = 0
 
     def fail(self, status: int, body: Any = None) -> FakeSearxNG:
         """Answer every later search with ``status``."""
@@ -58,13 +63,52 @@ class FakeSearxNG(LoopbackServer):
         self._delay = seconds
         return self
 
+    def redirect(self, location: str) -> FakeSearxNG:
+        """Answer every later search with a 302 to ``location``."""
+        self._redirect = location
+        return self
+
+    def flood(self, size: int) -> FakeSearxNG:
+        """Answer every later search with 200 and ``size`` bytes, chunked (no Content-Length)."""
+        self._flood = size
+        return self
+
+    @property
+    def admin_url(self) -> str:
+        """A page meant for the box's own admin, answering search-shaped JSON."""
+        return f"{self.base_url}/admin"
+
     def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/search", self._search)
+        app.router.add_get("/admin", self._admin)
+
+    async def _admin(self, request: web.Request) -> web.Response:
+        self.admin_visits += 1
+        return web.json_response({"results": [
+            {"title": "admin panel", "url": "http://127.0.0.1/admin", "content": "root password"}]})
+
+    async def _flood_response(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        chunk = b" " * 65536
+        sent = 0
+        while sent < self._flood:
+            try:
+                await response.write(chunk)
+            except ConnectionError:  # the client stopped reading, as it should
+                break
+            sent += len(chunk)
+        return response
 
     async def _search(self, request: web.Request) -> web.Response:
         self.requests.append(dict(request.query))
         if self._delay:
             await asyncio.sleep(self._delay)
+        if self._redirect is not None:
+            raise web.HTTPFound(self._redirect)
+        if self._flood:
+            return await self._flood_response(request)
         if self._override is not None:
             status, text, content_type = self._override
             return web.Response(status=status, text=text, content_type=content_type)

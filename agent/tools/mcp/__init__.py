@@ -3,6 +3,7 @@
 config      the MCP_CONFIG file (``{"mcpServers": {...}}``), ``${VAR}``s resolved
 connection  one server kept connected by a supervisor task (restart with backoff)
 results     a tool result as the observation text
+schemas     what of a server's input schema is validated here (no regular expressions)
 manager     every server together, their tools as ordinary registry tools
 
 Part of agent/: imports nothing from bot/ or memory/.

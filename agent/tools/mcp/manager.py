@@ -6,7 +6,7 @@
 Each tool of a server becomes a registry `Tool` named ``<server>__<tool>`` (characters outside
 ``[A-Za-z0-9_-]`` become ``_``; a name over 64 characters is cut and given a short hash), whose
 JSON Schema is the server's ``inputSchema``: the registry validates the model's arguments
-before anything is sent. The double underscore says where the tool comes from and keeps it off
+against it, less its regular expressions (`schemas`), before anything is sent. The double underscore says where the tool comes from and keeps it off
 every built-in name (built-ins are Python identifiers without one). A tool whose schema is not
 valid JSON Schema is left out, with a warning. The asking user, channel and guild go to the
 server (in the call's ``_meta``, under ``CONTEXT_META_KEY``) only when its entry says
@@ -38,6 +38,7 @@ from agent.tools.mcp.connection import (
     ServerUnavailable,
 )
 from agent.tools.mcp.results import observation_text
+from agent.tools.mcp.schemas import without_patterns
 from agent.tools.registry import DEFAULT_MAX_OBSERVATION_CHARS, Tool, ToolContext, ToolError, ToolRegistry
 
 __all__ = ["CONTEXT_META_KEY", "McpTools", "ServerStatus", "tool_name"]
@@ -192,9 +193,14 @@ class McpTools:
         schema.setdefault("type", "object")
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(without_patterns(schema))
         except jsonschema.SchemaError as exc:
             log.warning("MCP server %s: tool %r has an invalid input schema (%s); left out",
                         conn.name, listed.name, exc.message)
+            return None
+        except RecursionError:
+            log.warning("MCP server %s: tool %r has an input schema nested too deeply; left out",
+                        conn.name, listed.name)
             return None
         name = tool_name(conn.name, listed.name)
         description = (listed.description or listed.title or listed.name).strip()
@@ -208,7 +214,7 @@ class McpTools:
             # the call's own timeout (and the ping after it) comes first; this is the backstop
             timeout_s=self._call_timeout(conn) + PROBE_TIMEOUT_S + 1.0,
             ctx_param=_CTX_PARAM,
-            validator=jsonschema.Draft202012Validator(schema),
+            validator=validator,  # the schema less its regular expressions: see schemas.py
         )
 
     def _call_timeout(self, conn: ServerConnection) -> float:
