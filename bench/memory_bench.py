@@ -80,7 +80,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.process.allocator import pin_malloc_thresholds  # noqa: E402
 from bot.process.gil import SWITCH_INTERVAL_S  # noqa: E402
-from memory import ranking, search  # noqa: E402
+from memory.semantic import ranking, search  # noqa: E402
 from memory.semantic.chroma_backend import StoredItem  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
 from memory.semantic.keyword_index import KeywordIndex  # noqa: E402

@@ -39,7 +39,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from memory import chroma_process, snapshot, user_items  # noqa: E402
+from memory.semantic import chroma_process, snapshot, user_items  # noqa: E402
 from memory.semantic import open_user_memory, scope_for  # noqa: E402
 
 EVENTS: list[tuple[str, float, float]] = []
