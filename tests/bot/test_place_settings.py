@@ -44,7 +44,7 @@ def test_llm_models_lists_entries_and_the_default_model_is_always_allowed() -> N
                            '"vision": true}, {"name": "small", "vision": true}]', {"VL_KEY": "sk-secret"}, "small")
     assert catalog.names() == ["small", "vl"]
     assert catalog.get("vl") == ModelEntry("vl", "http://127.0.0.1:9/v1", "VL_KEY", True)
-    assert catalog.default.vision and catalog.api_key(catalog.get("vl")) == "sk-secret"  # type: ignore[arg-type]
+    assert catalog.default.vision and catalog.key_for(catalog.get("vl"), "http://x/v1", "other") == "sk-secret"  # type: ignore[arg-type]
     assert "sk-secret" not in repr(catalog)
     assert model_for_turn(catalog, "vl").name == "vl"
     assert model_for_turn(catalog, "removed-since") is catalog.default
