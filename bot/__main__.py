@@ -95,9 +95,14 @@ def _check(env: Mapping[str, str]) -> int:
     return run_checks({"HF_HUB_OFFLINE": "1", **env}, sys.stdout)
 
 
-def _secret_warnings(sealed: bool, both: list[str]) -> list[str]:
+def _secret_warnings(sealed: bool, both: list[str], settings: Settings, credentials: Mapping[str, str]) -> list[str]:
     warnings = [f"{name} is set both as a systemd credential and in the environment; "
                 "the credential is used" for name in both]
+    stdio = [server.name for server in settings.mcp.servers if server.transport == "stdio"]
+    if stdio and any(value.strip() for value in credentials.values()):
+        warnings.append(f"the MCP stdio servers ({', '.join(stdio)}) run as this user and can read the "
+                        "credential files while the bot runs; keep secrets they must not see in the "
+                        "environment file (deploy/README.md#secrets)")
     if not sealed and sys.platform.startswith("linux"):
         warnings.append("could not make the process non-dumpable: other processes of this user "
                         "may read its environment")
@@ -122,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             return _check(env)
         settings = load_settings(env)
         drop_secrets(os.environ, secret_names(settings, credentials))  # children inherit none
-        warnings = _secret_warnings(sealed, both)
+        warnings = _secret_warnings(sealed, both, settings, credentials)
         command = args.command or ("run" if settings.has_discord_token else "chat")
         _require_model(settings)
         if command == "run":

@@ -103,6 +103,9 @@ fi
 readonly VENV=$PREFIX/opt/$NAME
 readonly ETC_DIR=$PREFIX/etc/$NAME
 readonly ENV_FILE=$ETC_DIR/bot.env
+readonly CRED_DIR=$ETC_DIR/credentials
+# The secrets the unit loads as systemd credentials (LoadCredential= in the unit).
+readonly CREDENTIALS=(DISCORD_TOKEN OPENAI_API_KEY EMBEDDING_API_KEY)
 readonly UNIT_DIR=$PREFIX/etc/systemd/system
 readonly DROPIN_DIR=$UNIT_DIR/$NAME.service.d
 readonly STATE_DIR=$PREFIX/var/lib/$NAME
@@ -234,6 +237,21 @@ create_env_file() {
     say "wrote $ENV_FILE (mode 0600) from deploy/bot.env.example"
 }
 
+# The unit's credential files: created empty (an empty credential counts as unset: the value
+# in bot.env is used), never overwritten, readable by root only (systemd reads them as root).
+create_credentials() {
+    local name
+    (umask 077 && mkdir -p -- "$CRED_DIR")
+    chmod 0700 -- "$CRED_DIR"
+    for name in "${CREDENTIALS[@]}"; do
+        if [[ -e $CRED_DIR/$name ]]; then
+            continue
+        fi
+        (umask 077 && : >"$CRED_DIR/$name")
+        say "created the empty credential $CRED_DIR/$name (mode 0600)"
+    done
+}
+
 install_units() {
     put_unit "$SOURCE/deploy/$NAME.service" "$UNIT_DIR/$NAME.service"
     if [[ $WITH_CHROMA -eq 1 ]]; then
@@ -257,7 +275,8 @@ next_steps() {
     cat <<EOF
 
 Installed and enabled; this script does not start it. Next, on a first install:
-  1. Fill in /etc/$NAME/bot.env (DISCORD_TOKEN, LLM_MODEL, OPENAI_API_KEY, ...).
+  1. Fill in /etc/$NAME/bot.env (LLM_MODEL, ...) and the token and keys, either there or,
+     better, in /etc/$NAME/credentials/ (DISCORD_TOKEN, OPENAI_API_KEY: one file each).
   2. Check it:   sudo systemd-run --pipe --wait --quiet -p User=$NAME \\
                    -p EnvironmentFile=/etc/$NAME/bot.env -p StateDirectory=$NAME \\
                    -p Environment="DATA_DIR=/var/lib/$NAME HF_HUB_OFFLINE=1" \\
@@ -281,6 +300,7 @@ do_install() {
     create_user
     create_venv
     create_env_file
+    create_credentials
     install_docs
     install_units
     next_steps

@@ -82,10 +82,12 @@ def read_credentials(directory: str | None) -> dict[str, str]:
 
 
 def with_credentials(environ: Mapping[str, str], credentials: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """The settings' mapping: ``environ`` with ``credentials`` over it (a credential wins), and
-    the names set both ways, for one warning line."""
-    both = sorted(name for name in credentials if (environ.get(name) or "").strip())
-    return {**environ, **credentials}, both
+    """The settings' mapping: ``environ`` with ``credentials`` over it (a credential wins; an
+    empty one counts as unset, as an empty variable does), and the names set both ways, for
+    one warning line."""
+    given = {name: value for name, value in credentials.items() if value.strip()}
+    both = sorted(name for name in given if (environ.get(name) or "").strip())
+    return {**environ, **given}, both
 
 
 def secret_names(settings: Settings, credentials: Mapping[str, str]) -> set[str]:

@@ -62,6 +62,11 @@ def test_a_credential_wins_over_the_environment_and_is_reported() -> None:
     assert both == ["DISCORD_TOKEN"]  # a blank variable is unset, not a second value
 
 
+def test_an_empty_credential_counts_as_unset_and_leaves_the_environment_s_value() -> None:
+    env, both = with_credentials({"DISCORD_TOKEN": "from-env"}, {"DISCORD_TOKEN": "", "OPENAI_API_KEY": "\n"})
+    assert env == {"DISCORD_TOKEN": "from-env"} and both == []
+
+
 def test_secrets_are_the_fixed_ones_model_keys_mcp_header_and_env_variables_and_credentials(
         tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"

@@ -99,4 +99,5 @@ async def test_a_credential_wins_over_the_environment_with_one_warning_line(
     _, err = await _run_and_probe(dc, fake, tmp_path)  # connected: the credential's token was used
     warned = [line for line in err.splitlines() if "DISCORD_TOKEN" in line]
     assert len(warned) == 1 and "the credential is used" in warned[0]
+    assert sum("MCP stdio servers (probe)" in line and "credential files" in line for line in err.splitlines()) == 1
     assert STALE_TOKEN not in err and dc.token not in err

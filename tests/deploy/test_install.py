@@ -122,6 +122,24 @@ def test_an_existing_env_file_is_never_overwritten(run_install: Installer, prefi
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
 
 
+def test_install_creates_the_units_credentials_empty_and_readable_by_root_only(
+        run_install: Installer, prefix: Path) -> None:
+    install(run_install, prefix)
+    folder = prefix / f"etc/{NAME}/credentials"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == ["DISCORD_TOKEN", "EMBEDDING_API_KEY", "OPENAI_API_KEY"]
+    assert all(f.read_bytes() == b"" and stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_a_filled_credential_is_never_overwritten(run_install: Installer, prefix: Path) -> None:
+    install(run_install, prefix)
+    token = prefix / f"etc/{NAME}/credentials/DISCORD_TOKEN"
+    token.write_text("the-operators-token", encoding="utf-8")
+    install(run_install, prefix)
+    assert token.read_text(encoding="utf-8") == "the-operators-token"
+
+
 def test_a_second_run_restores_a_changed_unit_and_reloads(run_install: Installer, prefix: Path) -> None:
     install(run_install, prefix)
     unit = prefix / UNITS / f"{NAME}.service"

@@ -49,7 +49,7 @@ def test_both_units_carry_every_hardening_setting(path: Path) -> None:
 
 def test_bot_unit_opens_only_internet_and_local_sockets(bot_unit: UnitFile) -> None:
     assert bot_unit.value("Service", "RestrictAddressFamilies") == "AF_INET AF_INET6 AF_UNIX"
-    assert bot_unit.value("Service", "IPAddressDeny") == "link-local multicast"
+    assert bot_unit.value("Service", "IPAddressDeny") == "link-local multicast fd00:ec2::254"
 
 
 def test_bot_unit_keeps_proc_cpuinfo_for_torch(bot_unit: UnitFile) -> None:
@@ -134,3 +134,30 @@ def test_chroma_unit_serves_loopback_only_from_its_own_state_directory(chroma_un
 def test_both_units_start_at_boot_once_enabled(bot_unit: UnitFile, chroma_unit: UnitFile) -> None:
     assert bot_unit.value("Install", "WantedBy") == "multi-user.target"
     assert chroma_unit.value("Install", "WantedBy") == "multi-user.target"
+
+
+@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT], ids=["bot", "chroma"])
+def test_both_units_cap_memory_and_tasks(path: Path) -> None:
+    unit = UnitFile(path)
+    high, most = (unit.value("Service", key) for key in ("MemoryHigh", "MemoryMax"))
+    assert high and most and _bytes(high) < _bytes(most)
+    assert int(unit.value("Service", "TasksMax") or 0) > 0
+
+
+def _bytes(size: str) -> int:
+    """Bytes of a systemd size such as 512M or 3G."""
+    power = {"K": 1, "M": 2, "G": 3, "T": 4}.get(size[-1])
+    return int(size) if power is None else int(size[:-1]) * 1024 ** power
+
+
+def test_bot_unit_denies_the_ipv4_and_ipv6_metadata_services_and_link_local(bot_unit: UnitFile) -> None:
+    denied = bot_unit.words("Service", "IPAddressDeny")
+    assert {"link-local", "multicast", "fd00:ec2::254"} <= set(denied)  # 169.254.169.254 is link-local
+    assert bot_unit.value("Service", "IPAddressAllow") is None
+
+
+def test_bot_unit_loads_the_token_and_keys_as_credentials_named_after_their_variables(
+        bot_unit: UnitFile) -> None:
+    loaded = dict(line.split(":", 1) for line in bot_unit.values("Service", "LoadCredential"))
+    assert loaded == {name: f"/etc/{NAME}/credentials/{name}"
+                      for name in ("DISCORD_TOKEN", "OPENAI_API_KEY", "EMBEDDING_API_KEY")}
