@@ -1,4 +1,5 @@
-"""Scheduling of turns: a FIFO lock per channel, a global limit on running turns, cooldowns.
+"""Scheduling of turns: a FIFO lock per channel, a global limit on running turns, a limit per
+person on turns in flight, cooldowns.
 
 The channel's lock comes first, then a slot of the global MAX_CONCURRENT_TURNS semaphore, so
 that a queue of one busy channel waits without holding slots other channels could use.
@@ -13,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Cooldowns", "TurnScheduler"]
+__all__ = ["MAX_TURNS_PER_USER", "Admission", "Cooldowns", "TurnScheduler", "UserTurns"]
 
 COOLDOWN_USERS_MAX = 10_000   # past this, people whose window ended are dropped from the map
+MAX_TURNS_PER_USER = 2  # turns of one person in flight at once (queued or running)
 
 
 @dataclass(slots=True)
@@ -58,6 +61,53 @@ class TurnScheduler:
                 yield
             finally:
                 self.running -= 1
+
+
+class UserTurns:
+    """Turns in flight per person, at most ``limit`` each, so that one person cannot hold every
+    slot (auto-threads give each turn a channel of its own). A turn over the limit is refused
+    at once, not queued: waiting, it would hold its channel's lock. Only people with a turn in
+    flight are in the map."""
+
+    def __init__(self, limit: int = MAX_TURNS_PER_USER) -> None:
+        self.limit = limit
+        self._in_flight: dict[str, int] = {}
+
+    def try_enter(self, user_id: str) -> bool:
+        """Count one more turn of ``user_id``; False (nothing counted) when at the limit."""
+        held = self._in_flight.get(user_id, 0)
+        if held >= self.limit:
+            return False
+        self._in_flight[user_id] = held + 1
+        return True
+
+    def leave(self, user_id: str) -> None:
+        held = self._in_flight.get(user_id, 0) - 1
+        if held > 0:
+            self._in_flight[user_id] = held
+        else:
+            self._in_flight.pop(user_id, None)
+
+    def in_flight(self, user_id: str) -> int:
+        return self._in_flight.get(user_id, 0)
+
+
+@dataclass(slots=True)
+class Admission:
+    """A turn let in before its costly work starts (downloading and decoding images): its
+    person's cooldown is counted and their in-flight slot held until `release` (the turn's
+    end, or a failed download). ``place`` is the place's settings read then."""
+
+    user_id: str
+    place: Any
+    started: float
+    _turns: UserTurns = field(repr=False)
+    released: bool = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self._turns.leave(self.user_id)
 
 
 class Cooldowns:

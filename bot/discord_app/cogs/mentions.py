@@ -42,7 +42,7 @@ from bot.discord_app.translate import (
 from bot.discord_app.typing_indicator import ChannelTyping
 from bot.errors import sentence_for
 from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
-from bot.settings.place import DEFAULTS, PlaceSettings
+from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
 from bot.turn.requests import TurnResult
 
 __all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
@@ -50,6 +50,7 @@ __all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
 log = logging.getLogger(__name__)
 
 _COOLDOWN_NOTICES_MAX = 10_000
+_BUSY_NOTICE_S = 30.0  # "still answering your other questions" is said at most this often
 _INTENT_NOTICES_MAX = 10_000
 NO_CONTENT_INTENT = (
     "I answer here without a mention, but I can't read messages here: I run without Discord's "
@@ -215,9 +216,9 @@ class MentionsCog(commands.Cog):
             raise
         if result.unqueued:
             slot.unordered()
-        if result.outcome == "cooldown" and not self._first_cooldown_notice(
-                str(message.author.id),
-                self.settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s):
+        window = cooldown_in(place, self.settings.user_cooldown_s)
+        if result.outcome in ("cooldown", "busy") and not self._first_cooldown_notice(
+                str(message.author.id), window if result.outcome == "cooldown" else max(window, _BUSY_NOTICE_S)):
             await reply.abandon()
             return
         sent = (await reply.finish(result.text))[0]
