@@ -11,9 +11,9 @@ import pytest
 from agent.llm import LLMClient
 from agent.loop import Agent
 from agent.tools.registry import ToolRegistry
-from bot.config import load_settings
-from bot.place_settings import PlaceSettings
-from bot.turn_agent import TurnAgents
+from bot.settings.config import load_settings
+from bot.settings.place import PlaceSettings
+from bot.turn.agent import TurnAgents
 from tests.fakes.openai_server import FakeOpenAI
 
 MAIN_KEY = "sk-main-Qw81"
@@ -77,7 +77,7 @@ async def test_a_model_without_any_key_sends_no_authorization_header(fake: FakeO
 
 
 def test_an_entry_whose_base_url_has_a_bad_port_stops_start_up() -> None:
-    from bot.config import ConfigError
+    from bot.settings.config import ConfigError
 
     with pytest.raises(ConfigError, match="base_url is not a valid http"):
         load_settings({"LLM_MODEL": "m", "LLM_MODELS": '[{"name": "a", "base_url": "http://h:99999/v1"}]'})

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from memory.chroma_backend import ChromaStore
+from memory.semantic.chroma_backend import ChromaStore
 from memory.config import load_memory_settings
-from memory.embeddings import LocalEmbedder
+from memory.semantic.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import open_user_memory, scope_for
 from tests.fakes.chroma_server import ChromaServer
