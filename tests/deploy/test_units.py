@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.settings.config import load_settings
-from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, NAME
+from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, GATE_SOCKET, GATE_UNIT, NAME
 from tests.deploy.unitfile import UnitFile
 
 HARDENING = {
@@ -40,7 +40,7 @@ HARDENING = {
 }
 
 
-@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT], ids=["bot", "chroma"])
+@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT, GATE_UNIT], ids=["bot", "chroma", "gate"])
 def test_both_units_carry_every_hardening_setting(path: Path) -> None:
     unit = UnitFile(path)
     found = {key: unit.value("Service", key) for key in HARDENING}
@@ -116,19 +116,34 @@ def test_bot_unit_is_ordered_after_the_optional_chroma_unit_without_requiring_it
     assert f"{NAME}-chroma.service" not in bot_unit.words("Unit", "Requires")
 
 
-def test_chroma_dropin_pulls_in_the_server_and_points_the_bot_at_it() -> None:
+def test_chroma_dropin_pulls_in_the_gate_and_points_the_bot_at_it_with_the_token() -> None:
     dropin = UnitFile(CHROMA_DROPIN)
-    assert dropin.words("Unit", "Wants") == [f"{NAME}-chroma.service"]
+    assert dropin.words("Unit", "Wants") == [f"{NAME}-chroma-gate.socket"]
     assert dropin.words("Service", "Environment") == ["CHROMA_HOST=127.0.0.1", "CHROMA_PORT=8000"]
+    assert dropin.value("Service", "EnvironmentFile") == f"/etc/{NAME}/chroma-token.env"
 
 
-def test_chroma_unit_serves_loopback_only_from_its_own_state_directory(chroma_unit: UnitFile) -> None:
+def test_chroma_unit_serves_only_its_own_network_namespace_as_a_user_of_its_own(chroma_unit: UnitFile) -> None:
     assert chroma_unit.value("Service", "ExecStart") == (
-        f"/opt/{NAME}/bin/chroma run --path %S/{NAME}-chroma --host 127.0.0.1 --port 8000"
+        f"/opt/{NAME}/bin/chroma run --path %S/{NAME}-chroma --host 127.0.0.1 --port 8001"
     )
+    assert chroma_unit.value("Service", "PrivateNetwork") == "yes"  # nothing outside reaches its port
+    assert chroma_unit.value("Service", "DynamicUser") == "yes"  # nor the bot's user its files
+    assert chroma_unit.value("Service", "User") is None
     assert chroma_unit.value("Service", "StateDirectory") == f"{NAME}-chroma"
     assert chroma_unit.value("Service", "IPAddressAllow") == "localhost"
     assert chroma_unit.value("Service", "IPAddressDeny") == "any"
+
+
+def test_the_gate_listens_where_the_bot_connects_and_joins_chromas_namespace() -> None:
+    socket, gate = UnitFile(GATE_SOCKET), UnitFile(GATE_UNIT)
+    assert socket.value("Socket", "ListenStream") == "127.0.0.1:8000"
+    assert socket.value("Socket", "Service") == f"{NAME}-chroma-gate.service"
+    assert gate.value("Unit", "JoinsNamespaceOf") == f"{NAME}-chroma.service"
+    assert f"{NAME}-chroma.service" in gate.words("Unit", "Requires")
+    assert gate.value("Service", "PrivateNetwork") == "yes" and gate.value("Service", "DynamicUser") == "yes"
+    assert gate.value("Service", "ExecStart") == f"/opt/{NAME}/bin/python -m chromagate --upstream http://127.0.0.1:8001"
+    assert gate.value("Service", "EnvironmentFile") == f"/etc/{NAME}/chroma-token.env"
 
 
 def test_both_units_start_at_boot_once_enabled(bot_unit: UnitFile, chroma_unit: UnitFile) -> None:

@@ -6,11 +6,6 @@ with its data in a folder, waits until GET /api/v2/heartbeat answers, and stops 
 (terminate, then kill) on `stop()`. `kill()` stops it abruptly, as a crash would;
 `pause()`/`resume()` freeze and thaw it (a server that hangs).
 
-With `auth_token`, the server demands that token (chromadb's token authentication, "Authorization:
-Bearer"): `chroma run`, the Rust server of chromadb 1.x, has no authentication, so the server is
-then chromadb's own Python server (`chromadb.app:app` under uvicorn), reading the token from a
-file, exactly as deploy/chroma.service runs it.
-
 Use
     with ChromaServer(tmp_path / "chroma") as server:
         open_user_memory(host=server.host, port=server.port, ...)
@@ -56,9 +51,8 @@ class ChromaServer:
     host = "127.0.0.1"
 
     def __init__(self, path: str | os.PathLike[str], *, port: int | None = None,
-                 start_timeout_s: float = 30.0, auth_token: str | None = None) -> None:
+                 start_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
-        self.auth_token = auth_token
         self.port = port or free_port()
         self.start_timeout_s = start_timeout_s
         self.log_path = self.path.parent / f"chroma-server-{self.port}.log"
@@ -75,18 +69,11 @@ class ChromaServer:
     def start(self) -> ChromaServer:
         self.path.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
-        command = [chroma_command(), "run", "--path", str(self.path), "--host", self.host, "--port", str(self.port)]
-        if self.auth_token is not None:
-            token_file = self.path.parent / f"chroma-token-{self.port}"
-            token_file.write_text(self.auth_token)  # no line break: chromadb reads the file's lines as they are
-            env.update(IS_PERSISTENT="TRUE", PERSIST_DIRECTORY=str(self.path),
-                       CHROMA_SERVER_AUTHN_PROVIDER="chromadb.auth.token_authn.TokenAuthenticationServerProvider",
-                       CHROMA_SERVER_AUTHN_CREDENTIALS_FILE=str(token_file))
-            command = [sys.executable, "-m", "uvicorn", "chromadb.app:app", "--host", self.host,
-                       "--port", str(self.port), "--log-level", "warning"]
         with open(self.log_path, "ab") as log:
-            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, env=env)
+            self._proc = subprocess.Popen(
+                [chroma_command(), "run", "--path", str(self.path), "--host", self.host, "--port", str(self.port)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            )
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
