@@ -33,8 +33,8 @@ class TurnRunner(Protocol):
 
     async def handle(self, req: TurnRequest, on_event: EventCallback | None = None, *,
                      admission: Admission | None = None) -> TurnResult: ...
-    async def admit(self, user_id: str, guild_id: str | None,
-                    place_channels: Sequence[str]) -> Admission | TurnResult: ...
+    async def admit(self, user_id: str, guild_id: str | None, place_channels: Sequence[str],
+                    lane: str) -> Admission | TurnResult: ...
 
 
 class TraceAccess(Protocol):

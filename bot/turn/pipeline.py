@@ -142,26 +142,28 @@ class TurnPipeline:
 
     # -- the turn -------------------------------------------------------------------------
 
-    def _admit_now(self, user_id: str, guild_id: str | None, place_channels: Sequence[str],
+    def _admit_now(self, user_id: str, guild_id: str | None, place_channels: Sequence[str], lane: str,
                    started: float) -> Admission | TurnResult:
         """The checks that need no await: shutting down, the person's turns in flight, the
         place's cooldown (counted only for a turn let in)."""
         if not self.tracker.accepting:
             return self._refusal("shutting_down", started)
         place = self._places.for_place(guild_id, place_channels)  # no await: keeps the order
-        if self.user_turns.in_flight(user_id) >= self.user_turns.limit:
+        if not self.user_turns.admits(user_id, lane):
             return self._refusal("busy", started)
         if self._cooldowns.cooling_down(user_id, started, cooldown_in(place, self._settings.user_cooldown_s)):
             return self._refusal("cooldown", started)
-        self.user_turns.try_enter(user_id)
-        return Admission(user_id, place, started, self.user_turns)
+        self.user_turns.try_enter(user_id, lane)
+        return Admission(user_id, lane, place, started, self.user_turns)
 
-    async def admit(self, user_id: str, guild_id: str | None, place_channels: Sequence[str]) -> Admission | TurnResult:
+    async def admit(self, user_id: str, guild_id: str | None, place_channels: Sequence[str],
+                    lane: str) -> Admission | TurnResult:
         """Let a turn in before its costly work (downloading images): the checks of `handle`
         (shutting down, turns in flight, cooldown) and the daily budget; a refusal is the
         TurnResult to show. Pass the Admission to `handle`, or `release` it if the turn is
-        dropped. The budget is read again in the channel's turn."""
-        admitted = self._admit_now(user_id, guild_id, place_channels, self._clock())
+        dropped. ``lane`` is the channel whose lock the turn will take (a new thread's: a key of
+        its own). The budget is read again in the channel's turn."""
+        admitted = self._admit_now(user_id, guild_id, place_channels, lane, self._clock())
         if isinstance(admitted, Admission) and self._budget is not None:
             if (over := await self._budget.refusal(user_id, guild_id)) is not None:
                 admitted.release()
@@ -180,7 +182,7 @@ class TurnPipeline:
                 admission.release()
             return self._refusal("empty", started)
         if admission is None:
-            admitted = self._admit_now(req.user_id, req.guild_id, req.place_channels, started)
+            admitted = self._admit_now(req.user_id, req.guild_id, req.place_channels, req.channel_id, started)
             if isinstance(admitted, TurnResult):
                 return admitted
             admission = admitted

@@ -20,7 +20,7 @@ from typing import Any
 __all__ = ["MAX_TURNS_PER_USER", "Admission", "Cooldowns", "TurnScheduler", "UserTurns"]
 
 COOLDOWN_USERS_MAX = 10_000   # past this, people whose window ended are dropped from the map
-MAX_TURNS_PER_USER = 2  # turns of one person in flight at once (queued or running)
+MAX_TURNS_PER_USER = 2  # lanes (channels, threads) of one person with turns in flight at once
 
 
 @dataclass(slots=True)
@@ -64,32 +64,41 @@ class TurnScheduler:
 
 
 class UserTurns:
-    """Turns in flight per person, at most ``limit`` each, so that one person cannot hold every
-    slot (auto-threads give each turn a channel of its own). A turn over the limit is refused
-    at once, not queued: waiting, it would hold its channel's lock. Only people with a turn in
-    flight are in the map."""
+    """Each person's turns in flight, by lane (the channel whose lock a turn takes), in at most
+    ``limit`` lanes at once, so that one person cannot hold every slot: auto-threads give each
+    turn a channel of its own, and so a slot of its own. Turns in a lane the person already has
+    are let in: they queue behind that lane's turn and hold no second slot meanwhile. A turn in
+    a new lane over the limit is refused at once, not queued: waiting, it would hold its
+    channel's lock. Only people with a turn in flight are in the map."""
 
     def __init__(self, limit: int = MAX_TURNS_PER_USER) -> None:
         self.limit = limit
-        self._in_flight: dict[str, int] = {}
+        self._lanes: dict[str, dict[str, int]] = {}  # user -> lane -> turns in it
 
-    def try_enter(self, user_id: str) -> bool:
-        """Count one more turn of ``user_id``; False (nothing counted) when at the limit."""
-        held = self._in_flight.get(user_id, 0)
-        if held >= self.limit:
+    def admits(self, user_id: str, lane: str) -> bool:
+        lanes = self._lanes.get(user_id, {})
+        return lane in lanes or len(lanes) < self.limit
+
+    def try_enter(self, user_id: str, lane: str) -> bool:
+        """Count one more turn of ``user_id`` in ``lane``; False (nothing counted) when refused."""
+        if not self.admits(user_id, lane):
             return False
-        self._in_flight[user_id] = held + 1
+        lanes = self._lanes.setdefault(user_id, {})
+        lanes[lane] = lanes.get(lane, 0) + 1
         return True
 
-    def leave(self, user_id: str) -> None:
-        held = self._in_flight.get(user_id, 0) - 1
-        if held > 0:
-            self._in_flight[user_id] = held
-        else:
-            self._in_flight.pop(user_id, None)
+    def leave(self, user_id: str, lane: str) -> None:
+        lanes = self._lanes.get(user_id, {})
+        if lanes.get(lane, 0) > 1:
+            lanes[lane] -= 1
+            return
+        lanes.pop(lane, None)
+        if not lanes:
+            self._lanes.pop(user_id, None)
 
     def in_flight(self, user_id: str) -> int:
-        return self._in_flight.get(user_id, 0)
+        """The person's turns in flight, in all lanes."""
+        return sum(self._lanes.get(user_id, {}).values())
 
 
 @dataclass(slots=True)
@@ -99,6 +108,7 @@ class Admission:
     end, or a failed download). ``place`` is the place's settings read then."""
 
     user_id: str
+    lane: str
     place: Any
     started: float
     _turns: UserTurns = field(repr=False)
@@ -107,7 +117,7 @@ class Admission:
     def release(self) -> None:
         if not self.released:
             self.released = True
-            self._turns.leave(self.user_id)
+            self._turns.leave(self.user_id, self.lane)
 
 
 class Cooldowns:

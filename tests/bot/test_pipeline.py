@@ -583,13 +583,24 @@ async def test_a_persons_third_turn_in_flight_is_refused_and_others_are_not(make
 async def test_an_admission_holds_the_slot_until_released_or_handled(make_runtime, fake: FakeOpenAI) -> None:
     fake.default_content = "Final Answer: ok"
     async with make_runtime() as rt:
-        first = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000001",))
-        second = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000002",))
-        refused = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000003",))
+        first = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000001",), "300000000000000001")
+        second = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000002",), "300000000000000002")
+        refused = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000003",), "300000000000000003")
         assert isinstance(refused, TurnResult) and refused.outcome == "busy"
         assert isinstance(first, Admission) and isinstance(second, Admission)
         first.release()  # a download that failed
         first.release()  # twice is once
         assert rt.pipeline.user_turns.in_flight(ALICE) == 1
-        answered = await rt.pipeline.handle(ask("hi"), admission=second)
+        answered = await rt.pipeline.handle(ask("hi", channel="300000000000000002"), admission=second)
         assert answered.ok and rt.pipeline.user_turns.in_flight(ALICE) == 0
+
+
+
+async def test_a_persons_turns_queued_in_one_channel_are_all_let_in_and_answered_in_order(
+        make_runtime, fake: FakeOpenAI) -> None:
+    """One channel answers in order and holds one slot: five questions of one person there
+    are queued, none refused (the limit is on channels at once, not on a queue)."""
+    fake.responder = lambda request: f"Final Answer: {last_user_text(request)}"
+    async with make_runtime() as rt:
+        results = await asyncio.gather(*(rt.pipeline.handle(ask(f"q{i}")) for i in range(5)))
+    assert [r.text for r in results] == [f"q{i}" for i in range(5)]

@@ -10,13 +10,13 @@ environment, dumpable or not."""
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import os
 import signal
 import sys
 from pathlib import Path
 
+from bench.chaos_world import drop_capabilities
 from tests.bot.test_console import child_env
 from tests.bot.test_mcp_e2e import write_config
 from tests.bot.test_shutdown import EXIT_WAIT_S, bot_env, finish
@@ -29,21 +29,10 @@ FAR_KEY = "sk-far-3Nb8Rt5Y"
 EMBEDDING_KEY = "sk-embed-5Vd1Pc6Z"
 CHROMA_TOKEN = "chroma-tok-9Kx4Mn2J"
 STALE_TOKEN = "stale-discord-token-1Aa"
-PR_CAPBSET_DROP = 24  # <linux/prctl.h>
-CAP_LAST_CAP = 63  # above the kernel's last capability: dropping those fails harmlessly
-
-
-def _no_capabilities() -> None:
-    """In the child before exec: empty the bounding set, so that root keeps no capability."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in range(CAP_LAST_CAP + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-
-
 async def _start_bot(env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "run", cwd=cwd, env=child_env(env),
-        preexec_fn=_no_capabilities if os.geteuid() == 0 else None,
+        preexec_fn=drop_capabilities if os.geteuid() == 0 else None,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 

@@ -70,8 +70,10 @@ class AskCog(commands.Cog):
         images = [image] if image is not None else []
         admission: Admission | None = None
         if will_download(images, self.settings, place):  # let in before the image is fetched
-            admitted = await self.pipeline.admit(str(interaction.user.id), _guild_of(interaction),
-                                                 self._place_channels(interaction))
+            channels = self._place_channels(interaction)
+            new_thread = place.auto_thread and not private and isinstance(interaction.channel, discord.TextChannel)
+            admitted = await self.pipeline.admit(str(interaction.user.id), _guild_of(interaction), channels,
+                                                 f"interaction:{interaction.id}" if new_thread else channels[-1])
             if isinstance(admitted, TurnResult):
                 await LiveReply(target, interval_s=self.live.edit_interval_s).finish(admitted.text)
                 return

@@ -182,9 +182,11 @@ class MentionsCog(commands.Cog):
         admission: Admission | None = None
         if will_download(images, self.settings, place):  # let in before any image is fetched
             channel_id, parent_id = place_of(message.channel)
+            new_thread = place.auto_thread and isinstance(message.channel, discord.TextChannel)
             admitted = await self.pipeline.admit(
                 str(message.author.id), str(message.guild.id) if message.guild else None,
-                (channel_id,) if parent_id is None else (parent_id, channel_id))
+                (channel_id,) if parent_id is None else (parent_id, channel_id),
+                f"message:{message.id}" if new_thread else channel_id)
             if isinstance(admitted, TurnResult):
                 await self._tell_refusal(message, place, admitted)
                 return
