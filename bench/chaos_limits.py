@@ -42,8 +42,8 @@ __all__ = ["LimitsReport", "run_limits"]
 
 ANSWER_TIMEOUT_S = 60.0
 DM_WAIT_S = 15.0
-SECRETS = {"OPENAI_API_KEY": "sk-chaos-main-5Rq8", "FAR_KEY_UNUSED": "sk-chaos-far-2Wz4",
-           "CHROMA_AUTH_TOKEN": "chroma-chaos-7Yp1"}
+SECRETS = {"OPENAI_API_KEY": "sk-chaos-main-5Rq8", "EMBEDDING_API_KEY": "sk-chaos-embed-2Wz4",
+           "CHROMA_AUTH_TOKEN": "chroma-chaos-7Yp1"}  # with DISCORD_TOKEN, the bot's secrets here
 
 
 @dataclass
