@@ -64,13 +64,14 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
             proc.wait(timeout=10)
 
 
-def _settings(gate: Gate, token: str | None) -> dict[str, str]:
-    env = {"CHROMA_HOST": gate.host, "CHROMA_PORT": str(gate.port)}
+def _settings(gate: Gate, token: str | None, data: Path) -> dict[str, str]:
+    env = {"CHROMA_HOST": gate.host, "CHROMA_PORT": str(gate.port), "DATA_DIR": str(data)}
     return env if token is None else {**env, "CHROMA_AUTH_TOKEN": token}
 
 
-async def test_the_memory_works_through_the_gate_with_the_token(gate: Gate, local_embedder: LocalEmbedder) -> None:
-    settings = load_memory_settings(_settings(gate, TOKEN))
+async def test_the_memory_works_through_the_gate_with_the_token(gate: Gate, local_embedder: LocalEmbedder,
+                                                               tmp_path: Path) -> None:
+    settings = load_memory_settings(_settings(gate, TOKEN, tmp_path))
     memory = open_user_memory(settings=settings, embedder=local_embedder, collection="with-token")
     try:
         await memory.add(ALICE, "I keep bees on the roof", scope=GUILD)
@@ -83,8 +84,8 @@ async def test_the_memory_works_through_the_gate_with_the_token(gate: Gate, loca
 
 @pytest.mark.parametrize("token", [None, "another-token"], ids=["no token", "a wrong token"])
 def test_without_the_right_token_the_memory_is_refused_in_one_line_without_the_token(
-        gate: Gate, local_embedder: LocalEmbedder, token: str | None) -> None:
-    settings = load_memory_settings(_settings(gate, token))
+        gate: Gate, local_embedder: LocalEmbedder, token: str | None, tmp_path: Path) -> None:
+    settings = load_memory_settings(_settings(gate, token, tmp_path))
     with pytest.raises(StoreUnavailable) as caught:
         open_user_memory(settings=settings, embedder=local_embedder, collection="no-token")
     message = str(caught.value)
