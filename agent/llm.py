@@ -44,8 +44,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Completion", "Delta", "LLMClient", "ToolCall"]
 
-# Sent as the API key to servers that need none (a local llama.cpp or Ollama); the openai
-# library refuses an empty key.
+# Given to the openai library, which refuses an empty key, when there is none (a local
+# llama.cpp or Ollama, a catalogue entry served elsewhere): each request then omits the
+# Authorization header instead of sending it (`_request`).
 _NO_KEY = "not-needed"
 # Optional request parameters a server may refuse with a 400, most specific name first.
 _REFUSABLE = ("stream_options", "stream", "stop")
@@ -206,6 +207,8 @@ class LLMClient:
             request["tools"] = tools
         if stop and "stop" not in self._refused:
             request["stop"] = stop
+        if not self._api_key:
+            request["extra_headers"] = {"Authorization": openai.Omit()}
         if stream:
             request["stream"] = True
             if "stream_options" not in self._refused:

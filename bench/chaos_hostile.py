@@ -14,7 +14,11 @@ One `python -m bot run` process gets, in one guild (and a second server beside i
   another person's items;
 - `/trace` with forged message ids, garbage, and a link to another person's answer in another
   server, and `/memory show|export|forget`: every interaction is answered, none shows
-  another person's trace or memory.
+  another person's trace or memory;
+- the limits (bench/chaos_limits.py, a bot of its own): an MCP server reading the bot's
+  secrets, a stranger's DM under an allow list, /trace past the answer's channel, a key sent to
+  another host, a third turn of one person at once, a cooldown below the operator's, an image
+  fetched in a cooldown; each one that gets past counts as a leak.
 
 Counted: bot messages that would ping anyone but the person replied to; answers that show
 another person's secret; memory items filed under someone other than who asked; interactions
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.chaos_limits import run_limits
 from bench.chaos_world import REPO, World, read_disk, read_memory
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 
@@ -140,6 +145,8 @@ class HostileReport:
     other_trace_shown: int = 0
     crashes: int = 0
     our_errors: list[str] = field(default_factory=list)
+    limits: dict[str, int] = field(default_factory=dict)  # bench/chaos_limits.py's breaches
+    limit_notes: list[str] = field(default_factory=list)
 
     def table(self) -> dict[str, int]:
         return {"turns": self.turns, "lost": len(self.real_unanswered) + self.unanswered_interactions,
@@ -150,7 +157,7 @@ class HostileReport:
     def leaks_by_kind(self) -> dict[str, int]:
         """The parts of the table's `leaks`, each by its name."""
         return {"secrets shown": self.secret_leaks, "other traces shown": self.other_trace_shown,
-                **self.memory_leaks}
+                **self.memory_leaks, **self.limits}
 
 
 class _ObedientModel:
@@ -275,6 +282,8 @@ async def run_hostile(root: Path, *, bot_tree: Path = REPO) -> HostileReport:
         errors = [line for line in log_text.splitlines() if re.match(r"\S+ (ERROR|CRITICAL) bot\.", line)]
         report.parse_drops = sum(1 for line in errors if " bot.discord_app.parse_guard: " in line)
         report.our_errors = [line for line in errors if " bot.discord_app.parse_guard: " not in line]
+    limits = await run_limits(root / "limits", bot_tree=bot_tree)
+    report.limits, report.limit_notes = limits.breaches, limits.notes
     return report
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import signal
@@ -38,6 +39,17 @@ READY_TIMEOUT_S = 120.0
 EXIT_TIMEOUT_S = 90.0
 ORPHAN_TIMEOUT_S = 30.0    # a killed bot's children (the Chroma worker) must be gone by then
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
+PR_CAPBSET_DROP = 24  # <linux/prctl.h>
+CAP_LAST = 63  # above the kernel's last capability: dropping those fails harmlessly
+
+
+def drop_capabilities() -> None:
+    """In a child before exec: empty the capability bounding set, so that a root process keeps
+    no capability, as under the unit's `CapabilityBoundingSet=` (a process holding
+    CAP_SYS_PTRACE reads any other's environment and memory, dumpable or not)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(CAP_LAST + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
 
 
 def tree_pids(pid: int) -> list[int]:
@@ -82,6 +94,7 @@ class BotProcess:
         self.crashes: list[int] = []   # exit codes of exits nobody asked for
         self.children_seen = 0         # the bot's child processes when it was killed
         self.orphans = 0               # of those, still running ORPHAN_TIMEOUT_S after the kill
+        self.without_capabilities = False  # started as the unit starts it (drop_capabilities), as root
         self._killed_children: list[int] = []
 
     async def start(self, dc: FakeDiscord) -> None:
@@ -94,6 +107,7 @@ class BotProcess:
         with open(self.log_path, "ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot", "run", cwd=self.cwd, env=env,
+                preexec_fn=drop_capabilities if self.without_capabilities and os.geteuid() == 0 else None,
                 stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log)
         self.starts += 1
         try:

@@ -24,6 +24,7 @@ class ConfigError(BotError):
 _SENTENCES: dict[str, str] = {
     "empty": "Ask me something: your message was empty.",
     "cooldown": "You're going a bit fast. Wait a few seconds and ask again.",
+    "busy": "I'm still answering your other questions. Ask again when one of them is done.",
     "unreachable": "I can't reach the language model right now. Please try again in a minute.",
     "rate_limited": "The language model is rate limiting me right now. Please try again shortly.",
     "timeout": "The language model took too long to answer. Please try again.",

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from agent.events import AgentEvent
 from bot.settings.place import PlaceSettings
 from bot.turn.requests import TurnRequest, TurnResult
+from bot.turn.scheduling import Admission
 from memory.stores.guild_settings import SettingValue, StoredSetting
 from memory.semantic import MemoryHit
 from memory.stores.traces import TraceRecord
@@ -30,7 +31,10 @@ EventCallback = Callable[[AgentEvent], Awaitable[None]]
 class TurnRunner(Protocol):
     """Answers one request (see bot.turn.pipeline)."""
 
-    async def handle(self, req: TurnRequest, on_event: EventCallback | None = None) -> TurnResult: ...
+    async def handle(self, req: TurnRequest, on_event: EventCallback | None = None, *,
+                     admission: Admission | None = None) -> TurnResult: ...
+    async def admit(self, user_id: str, guild_id: str | None, place_channels: Sequence[str],
+                    lane: str) -> Admission | TurnResult: ...
 
 
 class TraceAccess(Protocol):

@@ -15,6 +15,8 @@ set -euo pipefail
 
 readonly NAME=react-discord-bot
 readonly CHROMA_UNIT=$NAME-chroma.service
+readonly GATE_UNIT=$NAME-chroma-gate.service
+readonly GATE_SOCKET=$NAME-chroma-gate.socket
 
 usage() {
     cat <<EOF
@@ -103,6 +105,10 @@ fi
 readonly VENV=$PREFIX/opt/$NAME
 readonly ETC_DIR=$PREFIX/etc/$NAME
 readonly ENV_FILE=$ETC_DIR/bot.env
+readonly CRED_DIR=$ETC_DIR/credentials
+readonly CHROMA_TOKEN_FILE=$ETC_DIR/chroma-token.env
+# The secrets the unit loads as systemd credentials (LoadCredential= in the unit).
+readonly CREDENTIALS=(DISCORD_TOKEN OPENAI_API_KEY EMBEDDING_API_KEY)
 readonly UNIT_DIR=$PREFIX/etc/systemd/system
 readonly DROPIN_DIR=$UNIT_DIR/$NAME.service.d
 readonly STATE_DIR=$PREFIX/var/lib/$NAME
@@ -177,6 +183,7 @@ put_unit() {
 check_source() {
     local f
     for f in pyproject.toml constraints.txt deploy/$NAME.service deploy/chroma.service \
+        deploy/chroma-gate.service deploy/chroma-gate.socket \
         deploy/$NAME.service.d/chroma.conf deploy/bot.env.example deploy/README.md; do
         [[ -f $SOURCE/$f ]] || die "$SOURCE is not the bot's repository: $f is missing"
     done
@@ -234,10 +241,42 @@ create_env_file() {
     say "wrote $ENV_FILE (mode 0600) from deploy/bot.env.example"
 }
 
+# The unit's credential files: created empty (an empty credential counts as unset: the value
+# in bot.env is used), never overwritten, readable by root only (systemd reads them as root).
+create_credentials() {
+    local name
+    (umask 077 && mkdir -p -- "$CRED_DIR")
+    chmod 0700 -- "$CRED_DIR"
+    for name in "${CREDENTIALS[@]}"; do
+        if [[ -e $CRED_DIR/$name ]]; then
+            continue
+        fi
+        (umask 077 && : >"$CRED_DIR/$name")
+        say "created the empty credential $CRED_DIR/$name (mode 0600)"
+    done
+}
+
+# The token the Chroma gate checks and the bot sends (CHROMA_AUTH_TOKEN): made once, random,
+# kept across runs; root's only (systemd reads it for both units as root).
+create_chroma_token() {
+    if [[ -e $CHROMA_TOKEN_FILE ]]; then
+        say "kept existing $CHROMA_TOKEN_FILE"
+        return
+    fi
+    mkdir -p -- "$ETC_DIR"
+    local token
+    token=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    (umask 077 && printf 'CHROMA_AUTH_TOKEN=%s\n' "$token" >"$CHROMA_TOKEN_FILE")
+    chmod 0600 -- "$CHROMA_TOKEN_FILE"
+    say "wrote $CHROMA_TOKEN_FILE (mode 0600): the Chroma gate's token"
+}
+
 install_units() {
     put_unit "$SOURCE/deploy/$NAME.service" "$UNIT_DIR/$NAME.service"
     if [[ $WITH_CHROMA -eq 1 ]]; then
         put_unit "$SOURCE/deploy/chroma.service" "$UNIT_DIR/$CHROMA_UNIT"
+        put_unit "$SOURCE/deploy/chroma-gate.service" "$UNIT_DIR/$GATE_UNIT"
+        put_unit "$SOURCE/deploy/chroma-gate.socket" "$UNIT_DIR/$GATE_SOCKET"
         put_unit "$SOURCE/deploy/$NAME.service.d/chroma.conf" "$DROPIN_DIR/chroma.conf"
     fi
     if [[ $CHANGED_UNITS -eq 1 ]]; then
@@ -246,6 +285,7 @@ install_units() {
     unit_ctl enable "$NAME.service"
     if [[ $WITH_CHROMA -eq 1 ]]; then
         unit_ctl enable "$CHROMA_UNIT"
+        unit_ctl enable "$GATE_SOCKET"
     fi
 }
 
@@ -257,7 +297,8 @@ next_steps() {
     cat <<EOF
 
 Installed and enabled; this script does not start it. Next, on a first install:
-  1. Fill in /etc/$NAME/bot.env (DISCORD_TOKEN, LLM_MODEL, OPENAI_API_KEY, ...).
+  1. Fill in /etc/$NAME/bot.env (LLM_MODEL, ...) and the token and keys, either there or,
+     better, in /etc/$NAME/credentials/ (DISCORD_TOKEN, OPENAI_API_KEY: one file each).
   2. Check it:   sudo systemd-run --pipe --wait --quiet -p User=$NAME \\
                    -p EnvironmentFile=/etc/$NAME/bot.env -p StateDirectory=$NAME \\
                    -p Environment="DATA_DIR=/var/lib/$NAME HF_HUB_OFFLINE=1" \\
@@ -281,6 +322,10 @@ do_install() {
     create_user
     create_venv
     create_env_file
+    create_credentials
+    if [[ $WITH_CHROMA -eq 1 ]]; then
+        create_chroma_token
+    fi
     install_docs
     install_units
     next_steps
@@ -295,7 +340,7 @@ remove_path() {
 
 do_uninstall() {
     local unit
-    for unit in "$NAME.service" "$CHROMA_UNIT"; do
+    for unit in "$NAME.service" "$GATE_SOCKET" "$GATE_UNIT" "$CHROMA_UNIT"; do
         if [[ -f $UNIT_DIR/$unit ]]; then
             manager stop "$unit" || say "could not stop $unit; removing it anyway"
             unit_ctl disable "$unit"
@@ -304,6 +349,8 @@ do_uninstall() {
     remove_path "$DROPIN_DIR"
     remove_path "$UNIT_DIR/$NAME.service"
     remove_path "$UNIT_DIR/$CHROMA_UNIT"
+    remove_path "$UNIT_DIR/$GATE_UNIT"
+    remove_path "$UNIT_DIR/$GATE_SOCKET"
     manager daemon-reload
     remove_path "$VENV"
     if [[ $PURGE -eq 0 ]]; then
@@ -313,6 +360,7 @@ do_uninstall() {
     remove_path "$ETC_DIR"
     remove_path "$STATE_DIR"
     remove_path "$CHROMA_STATE_DIR"
+    remove_path "$PREFIX/var/lib/private/$NAME-chroma"  # its data under DynamicUser=yes
     remove_path "$CACHE_DIR"
     if user_exists; then
         system userdel "$NAME"

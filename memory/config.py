@@ -4,6 +4,8 @@ Variables (empty values count as unset):
     DATA_DIR               folder holding bot.sqlite3 and chroma/ (default ./data)
     CHROMA_HOST            Chroma server host; unset = embedded PersistentClient under DATA_DIR
     CHROMA_PORT            Chroma server port (default 8000)
+    CHROMA_AUTH_TOKEN      the token a Chroma server started with token authentication asks
+                           for (sent as "Authorization: Bearer"); never shown
     CHROMA_PROCESS         "true" (default): the embedded Chroma runs in a child process, whose
                            work cannot hold this process's GIL (memory.semantic.chroma_process); "false":
                            in this process's threads (starts seconds sooner). Unused with a server
@@ -56,6 +58,7 @@ class MemorySettings:
     data_dir: Path = Path("data")
     chroma_host: str | None = None
     chroma_port: int = 8000
+    chroma_auth_token: str = field(default="", repr=False)
     chroma_process: bool = True
     chroma_worker_trim_s: float = 1.0
     memory_cache_mb: int = 512
@@ -94,6 +97,14 @@ def _host(env: Mapping[str, str], name: str) -> str | None:
     return raw
 
 
+def _token(env: Mapping[str, str], name: str) -> str:
+    """A token as Chroma accepts it: printable ASCII without spaces (chromadb refuses others)."""
+    raw = read_secret(env, name, "")
+    if raw and not all(33 <= ord(ch) <= 126 for ch in raw):
+        raise SettingError(name, "must be ASCII letters, digits and punctuation only")
+    return raw
+
+
 def _read(env: Mapping[str, str]) -> MemorySettings:
     data_dir = Path(read_str(env, "DATA_DIR", "data")).expanduser()
     if data_dir.exists() and not data_dir.is_dir():
@@ -114,6 +125,7 @@ def _read(env: Mapping[str, str]) -> MemorySettings:
         data_dir=data_dir,
         chroma_host=_host(env, "CHROMA_HOST"),
         chroma_port=read_int(env, "CHROMA_PORT", 8000, low=1, high=65535),
+        chroma_auth_token=_token(env, "CHROMA_AUTH_TOKEN"),
         chroma_process=read_bool(env, "CHROMA_PROCESS", True),
         chroma_worker_trim_s=read_float(env, "CHROMA_WORKER_TRIM_S", 1.0, low=0.0, high=86400.0),
         memory_cache_mb=read_int(env, "MEMORY_CACHE_MB", 512, low=1),

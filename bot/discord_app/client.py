@@ -34,7 +34,7 @@ from bot.discord_app.gateway_pacing import install_gateway_pacing
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
 from bot.discord_app.parse_guard import guard_parsers, install_tolerant_json
-from bot.discord_app.translate import where_of
+from bot.discord_app.dm_access import access_facts
 from bot.errors import sentence_for
 from bot.interfaces import FrontEndServices
 from memory.errors import MemoryStoreError
@@ -76,7 +76,8 @@ class ReactCommandTree(app_commands.CommandTree):
 
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
         policy: AccessPolicy = self.client.policy  # type: ignore[attr-defined]
-        if policy.allows(where_of(interaction.user, interaction.channel, interaction.guild)):
+        where = await access_facts(self.client, policy, interaction.user, interaction.channel, interaction.guild)
+        if policy.allows(where):
             return True
         await tell(interaction, NOT_ALLOWED)
         return False

@@ -148,7 +148,8 @@ class Runtime:
             stack.push_async_callback(self.agents.aclose)
             rules = SettingRules(s.models, tool_names=lambda: self.tools.names(),
                                  mcp_servers=[server.name for server in s.mcp.servers],
-                                 operator_global_memory=s.memory.memory_scope == "global")
+                                 operator_global_memory=s.memory.memory_scope == "global",
+                                 cooldown_floor_s=s.user_cooldown_s)
             self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
                                                now=lambda: datetime.now(UTC))
             await self.places.load()

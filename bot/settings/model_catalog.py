@@ -7,8 +7,10 @@ LLM_MODELS is a JSON array; each entry is an object
      "api_key_env": "OPENAI_API_KEY", "vision": true}
 
 with ``name`` required, ``base_url`` (default OPENAI_BASE_URL), ``api_key_env`` (the NAME of
-an environment variable holding the key; default OPENAI_API_KEY's value) and ``vision`` (the
-model reads images; default false) optional. The default model (LLM_MODEL) is always allowed
+an environment variable holding the key) and ``vision`` (the model reads images; default
+false) optional. Without ``api_key_env`` an entry is sent OPENAI_API_KEY only when it is served
+where that key belongs (no ``base_url``, or one at OPENAI_BASE_URL's scheme, host and port);
+an entry served elsewhere is sent no key at all (`ModelCatalog.key_for`). The default model (LLM_MODEL) is always allowed
 and served at OPENAI_BASE_URL with OPENAI_API_KEY; an entry of the same name gives only its
 vision flag (LLM_VISION=true says the same without an entry). A bad entry stops
 start-up with one line naming the entry; a key's value is read once here and never shown.
@@ -60,9 +62,29 @@ class ModelCatalog:
             return self.default
         return self.entries.get(name)
 
-    def api_key(self, entry: ModelEntry) -> str | None:
-        """The key of ``entry`` read at start-up; None: use OPENAI_API_KEY."""
-        return None if entry.api_key_env is None else self._keys.get(entry.api_key_env)
+    def key_for(self, entry: ModelEntry, default_base_url: str, default_key: str) -> str:
+        """The key sent with ``entry``'s requests ("" for none): its api_key_env's value, else
+        ``default_key`` (OPENAI_API_KEY) when the entry is served at ``default_base_url``'s
+        origin, else none: a key is never sent to a host it was not given for."""
+        if entry.api_key_env is not None:
+            return self._keys.get(entry.api_key_env, "")
+        if entry.base_url is None or _origin(entry.base_url) == _origin(default_base_url):
+            return default_key
+        return ""
+
+
+def _has_valid_port(url: str) -> bool:
+    try:
+        urlsplit(url).port
+    except ValueError:  # not a number, or out of range
+        return False
+    return True
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``, the port filled in for http and https."""
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
 
 
 def model_for_turn(catalog: ModelCatalog, chosen: str | None) -> ModelEntry:
@@ -88,7 +110,7 @@ def _entry(raw: object, index: int, env: Mapping[str, str]) -> tuple[ModelEntry,
     base_url = raw.get("base_url")
     if base_url is not None:
         parts = urlsplit(base_url) if isinstance(base_url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not _has_valid_port(base_url):
             raise SettingError("LLM_MODELS", f"{where}: base_url is not a valid http(s) URL")
         base_url = base_url.rstrip("/")
     key_env = raw.get("api_key_env")

@@ -10,7 +10,8 @@ Keys (stored by memory.stores.guild_settings, one value per server or channel):
                    anywhere; only when the operator set MEMORY_SCOPE=global)
     free_response  every message from a person is a turn, no mention needed
     auto_thread    a mention or /ask in a text channel opens a thread for the answer
-    cooldown       seconds between two turns of one person (0 to COOLDOWN_MAX_S)
+    cooldown       seconds between two turns of one person (the operator's USER_COOLDOWN_S,
+                   a floor no server goes below, to COOLDOWN_MAX_S)
     tool:<name>    a tool on (true) or off (false): built-in names, or MCP `<server>__<tool>`
     bot_thread     (the bot's own, on a thread it opened for an answer: follow-ups there need
                    no mention; kept here so that it survives a restart)
@@ -37,7 +38,7 @@ from datetime import datetime
 from bot.settings.model_catalog import ModelCatalog
 from memory.stores.guild_settings import GuildSettingsStore, SettingValue, StoredSetting
 
-__all__ = ["CHOICE_KEYS", "InvalidSetting", "PlaceSettings", "PlaceSettingsService", "SettingRules",
+__all__ = ["CHOICE_KEYS", "InvalidSetting", "cooldown_in", "PlaceSettings", "PlaceSettingsService", "SettingRules",
            "resolve"]
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,13 @@ def resolve(rows: Iterable[StoredSetting], channel_ids: Sequence[str]) -> PlaceS
     )
 
 
+def cooldown_in(place: PlaceSettings, floor_s: float) -> float:
+    """The cooldown in force in ``place``: its own, never below the operator's USER_COOLDOWN_S
+    (``floor_s``), which also holds where the place sets none. A value stored before the
+    operator raised the floor is lifted to it."""
+    return floor_s if place.cooldown_s is None else max(place.cooldown_s, floor_s)
+
+
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -109,8 +117,10 @@ class SettingRules:
     configured server, which may be down right now), memory scopes the operator allows."""
 
     def __init__(self, models: ModelCatalog, *, tool_names: Callable[[], Iterable[str]],
-                 mcp_servers: Iterable[str], operator_global_memory: bool) -> None:
+                 mcp_servers: Iterable[str], operator_global_memory: bool,
+                 cooldown_floor_s: float = 0.0) -> None:
         self._models = models
+        self._cooldown_floor_s = cooldown_floor_s  # USER_COOLDOWN_S: a server may only raise it
         self._tool_names = tool_names
         self._mcp_servers = frozenset(mcp_servers)
         self._global = operator_global_memory
@@ -140,7 +150,11 @@ class SettingRules:
                 seconds = float(text)
             except ValueError:
                 raise InvalidSetting(f"Cooldown must be a number of seconds (0 to {COOLDOWN_MAX_S:.0f}).") from None
-            if not math.isfinite(seconds) or not 0 <= seconds <= COOLDOWN_MAX_S:
+            floor = self._cooldown_floor_s
+            if not math.isfinite(seconds) or not floor <= seconds <= max(floor, COOLDOWN_MAX_S):
+                if floor > 0:
+                    raise InvalidSetting(f"Cooldown must be between {floor:g} seconds (the operator's "
+                                         f"minimum) and {max(floor, COOLDOWN_MAX_S):.0f} seconds.")
                 raise InvalidSetting(f"Cooldown must be between 0 and {COOLDOWN_MAX_S:.0f} seconds.")
             return seconds
         raise InvalidSetting(f"Unknown setting {key[:50]!r}; settings are: {', '.join(ALL_KEYS)}, tools.")

@@ -49,7 +49,7 @@ class TurnAgents:
             s = self._agent_settings
             client = self._clients[entry.name] = LLMClient(
                 base_url=entry.base_url or s.base_url,
-                api_key=self._models.api_key(entry) or s.api_key, model=entry.name,
+                api_key=self._models.key_for(entry, s.base_url, s.api_key), model=entry.name,
                 temperature=s.temperature, timeout_s=s.timeout_s, max_retries=s.max_retries)
         return client
 

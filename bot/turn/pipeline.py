@@ -56,9 +56,9 @@ from bot.interfaces import EventCallback
 from bot.turn.memory_tools import MemoryTools
 from bot.process.pacing import LoopPacer
 from bot.turn_store.persistence import TurnPersister, has_visible_text
-from bot.settings.place import DEFAULTS, PlaceSettings
+from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
 from bot.turn.requests import TurnRequest, TurnResult
-from bot.turn.scheduling import Cooldowns, TurnScheduler
+from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
 from bot.stores import BufferStore, TraceStoreLike, UserMemoryStore
 from bot.turn.agent import TurnAgents
 from bot.turn.tracking import TurnTracker
@@ -126,6 +126,7 @@ class TurnPipeline:
         self.tracker = TurnTracker()
         self.persister = TurnPersister(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now)
         self._cooldowns = Cooldowns()
+        self.user_turns = UserTurns()  # at most MAX_TURNS_PER_USER of one person in flight
         self.health = HealthLog()
         self.pacer = LoopPacer()  # turns woken together start their heavy steps a budget's worth per iteration
         # the agent's own system prompt (tools, persona) without memories: what every run sends
@@ -141,18 +142,51 @@ class TurnPipeline:
 
     # -- the turn -------------------------------------------------------------------------
 
-    async def handle(self, req: TurnRequest, on_event: EventCallback | None = None) -> TurnResult:
-        """Answer one request; never raises for model or store failures (only on cancel)."""
-        started = self._clock()
-        question = req.text.strip()
-        if not has_visible_text(question):
-            return self._refusal("empty", started)
+    def _admit_now(self, user_id: str, guild_id: str | None, place_channels: Sequence[str], lane: str,
+                   started: float) -> Admission | TurnResult:
+        """The checks that need no await: shutting down, the person's turns in flight, the
+        place's cooldown (counted only for a turn let in)."""
         if not self.tracker.accepting:
             return self._refusal("shutting_down", started)
-        place = self._places.for_place(req.guild_id, req.place_channels)  # no await: keeps the order
-        cooldown = self._settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s
-        if self._cooldowns.cooling_down(req.user_id, started, cooldown):
+        place = self._places.for_place(guild_id, place_channels)  # no await: keeps the order
+        if not self.user_turns.admits(user_id, lane):
+            return self._refusal("busy", started)
+        if self._cooldowns.cooling_down(user_id, started, cooldown_in(place, self._settings.user_cooldown_s)):
             return self._refusal("cooldown", started)
+        self.user_turns.try_enter(user_id, lane)
+        return Admission(user_id, lane, place, started, self.user_turns)
+
+    async def admit(self, user_id: str, guild_id: str | None, place_channels: Sequence[str],
+                    lane: str) -> Admission | TurnResult:
+        """Let a turn in before its costly work (downloading images): the checks of `handle`
+        (shutting down, turns in flight, cooldown) and the daily budget; a refusal is the
+        TurnResult to show. Pass the Admission to `handle`, or `release` it if the turn is
+        dropped. ``lane`` is the channel whose lock the turn will take (a new thread's: a key of
+        its own). The budget is read again in the channel's turn."""
+        admitted = self._admit_now(user_id, guild_id, place_channels, lane, self._clock())
+        if isinstance(admitted, Admission) and self._budget is not None:
+            if (over := await self._budget.refusal(user_id, guild_id)) is not None:
+                admitted.release()
+                return TurnResult(ok=False, text=over, outcome="over_budget", error_kind="over_budget",
+                                  elapsed_ms=(self._clock() - admitted.started) * 1000.0)
+        return admitted
+
+    async def handle(self, req: TurnRequest, on_event: EventCallback | None = None, *,
+                     admission: Admission | None = None) -> TurnResult:
+        """Answer one request; never raises for model or store failures (only on cancel).
+        ``admission`` is the request's from `admit`, taken over (released at the end)."""
+        started = self._clock() if admission is None else admission.started
+        question = req.text.strip()
+        if not has_visible_text(question):
+            if admission is not None:
+                admission.release()
+            return self._refusal("empty", started)
+        if admission is None:
+            admitted = self._admit_now(req.user_id, req.guild_id, req.place_channels, req.channel_id, started)
+            if isinstance(admitted, TurnResult):
+                return admitted
+            admission = admitted
+        place = admission.place
 
         task = self.tracker.enter()
         try:
@@ -176,6 +210,7 @@ class TurnPipeline:
             result = self._refusal("shutting_down", started)  # nothing was stored
         finally:
             self.tracker.leave(task)
+            admission.release()
         self.health.record(result.error_kind)
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
@@ -299,6 +334,6 @@ class TurnPipeline:
                           memories_used=memories_used)
 
     def _refusal(self, kind: str, started: float) -> TurnResult:
-        outcome = kind if kind in ("empty", "cooldown") else "error"
+        outcome = kind if kind in ("empty", "cooldown", "busy") else "error"
         return TurnResult(ok=False, text=sentence_for(kind), outcome=outcome, error_kind=kind,
                           elapsed_ms=(self._clock() - started) * 1000.0)

@@ -42,7 +42,8 @@ class TurnResult:
     """What the person should read, and what happened.
 
     ``outcome``: "answered", "step_limit", "no_answer" (the agent's own endings), or
-    "error", "empty", "cooldown", "over_budget" (the pipeline's). ``ok`` is True only for "answered".
+    "error", "empty", "cooldown", "busy" (two turns of the person in flight already),
+    "over_budget" (the pipeline's). ``ok`` is True only for "answered".
     ``error_kind`` names the failure (see bot.errors.sentence_for) when ``ok`` is False.
     ``trace_id`` is set when a trace was stored (answered and step-limit turns).
     ``elapsed_ms`` is the whole turn; ``queued_ms`` the part spent waiting for the channel's
@@ -66,8 +67,9 @@ class TurnResult:
 
     @property
     def unqueued(self) -> bool:
-        """Refused before it joined its channel's queue ("empty", "cooldown"): outside its order."""
-        return self.outcome in ("empty", "cooldown")
+        """Refused before it joined its channel's queue ("empty", "cooldown", "busy"): outside
+        its order."""
+        return self.outcome in ("empty", "cooldown", "busy")
 
     @property
     def total_tokens(self) -> int:

@@ -1,4 +1,5 @@
-"""Scheduling of turns: a FIFO lock per channel, a global limit on running turns, cooldowns.
+"""Scheduling of turns: a FIFO lock per channel, a global limit on running turns, a limit per
+person on turns in flight, cooldowns.
 
 The channel's lock comes first, then a slot of the global MAX_CONCURRENT_TURNS semaphore, so
 that a queue of one busy channel waits without holding slots other channels could use.
@@ -13,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Cooldowns", "TurnScheduler"]
+__all__ = ["MAX_TURNS_PER_USER", "Admission", "Cooldowns", "TurnScheduler", "UserTurns"]
 
 COOLDOWN_USERS_MAX = 10_000   # past this, people whose window ended are dropped from the map
+MAX_TURNS_PER_USER = 2  # lanes (channels, threads) of one person with turns in flight at once
 
 
 @dataclass(slots=True)
@@ -58,6 +61,63 @@ class TurnScheduler:
                 yield
             finally:
                 self.running -= 1
+
+
+class UserTurns:
+    """Each person's turns in flight, by lane (the channel whose lock a turn takes), in at most
+    ``limit`` lanes at once, so that one person cannot hold every slot: auto-threads give each
+    turn a channel of its own, and so a slot of its own. Turns in a lane the person already has
+    are let in: they queue behind that lane's turn and hold no second slot meanwhile. A turn in
+    a new lane over the limit is refused at once, not queued: waiting, it would hold its
+    channel's lock. Only people with a turn in flight are in the map."""
+
+    def __init__(self, limit: int = MAX_TURNS_PER_USER) -> None:
+        self.limit = limit
+        self._lanes: dict[str, dict[str, int]] = {}  # user -> lane -> turns in it
+
+    def admits(self, user_id: str, lane: str) -> bool:
+        lanes = self._lanes.get(user_id, {})
+        return lane in lanes or len(lanes) < self.limit
+
+    def try_enter(self, user_id: str, lane: str) -> bool:
+        """Count one more turn of ``user_id`` in ``lane``; False (nothing counted) when refused."""
+        if not self.admits(user_id, lane):
+            return False
+        lanes = self._lanes.setdefault(user_id, {})
+        lanes[lane] = lanes.get(lane, 0) + 1
+        return True
+
+    def leave(self, user_id: str, lane: str) -> None:
+        lanes = self._lanes.get(user_id, {})
+        if lanes.get(lane, 0) > 1:
+            lanes[lane] -= 1
+            return
+        lanes.pop(lane, None)
+        if not lanes:
+            self._lanes.pop(user_id, None)
+
+    def in_flight(self, user_id: str) -> int:
+        """The person's turns in flight, in all lanes."""
+        return sum(self._lanes.get(user_id, {}).values())
+
+
+@dataclass(slots=True)
+class Admission:
+    """A turn let in before its costly work starts (downloading and decoding images): its
+    person's cooldown is counted and their in-flight slot held until `release` (the turn's
+    end, or a failed download). ``place`` is the place's settings read then."""
+
+    user_id: str
+    lane: str
+    place: Any
+    started: float
+    _turns: UserTurns = field(repr=False)
+    released: bool = False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self._turns.leave(self.user_id, self.lane)
 
 
 class Cooldowns:

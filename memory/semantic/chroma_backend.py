@@ -47,8 +47,14 @@ class StoredItem(NamedTuple):
     metadata: dict[str, Any]
 
 
-def _client_settings() -> Settings:
-    return Settings(anonymized_telemetry=False, allow_reset=False)
+def _client_settings(auth_token: str | None = None) -> Settings:
+    """The client's settings; with ``auth_token``, chromadb's own token provider sends it as
+    "Authorization: Bearer <token>" (what its TokenAuthenticationServerProvider checks)."""
+    if not auth_token:
+        return Settings(anonymized_telemetry=False, allow_reset=False)
+    return Settings(anonymized_telemetry=False, allow_reset=False,
+                    chroma_client_auth_provider="chromadb.auth.token_authn.TokenAuthClientProvider",
+                    chroma_client_auth_credentials=auth_token)
 
 
 class ChromaStore:
@@ -76,17 +82,19 @@ class ChromaStore:
     @classmethod
     def open(cls, *, path: str | os.PathLike[str] | None, host: str | None, port: int | None,
              collection: str, embedder_name: str, dimension: int | None,
-             http_timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> ChromaStore:
+             http_timeout_s: float = DEFAULT_HTTP_TIMEOUT_S, auth_token: str | None = None) -> ChromaStore:
         """Connect (server) or open the folder (embedded) and get or create the collection.
 
         The collection records the embedder's name (and dimension when known); reopening it
         with another model raises ConfigError instead of mixing incomparable vectors.
+        ``auth_token`` is sent to a server (CHROMA_AUTH_TOKEN); a folder needs none.
         """
         if host:
             where = f"Chroma server {host}:{port or 8000}"
             with cls._translating(where, "connect"):
                 try:
-                    client = chromadb.HttpClient(host=host, port=int(port or 8000), settings=_client_settings())
+                    client = chromadb.HttpClient(host=host, port=int(port or 8000),
+                                                  settings=_client_settings(auth_token))
                 except ValueError as exc:  # chromadb's "Could not connect to a Chroma server"
                     raise StoreUnavailable(f"{where} is unreachable: {exc}") from exc
                 cls._set_http_timeout(client, http_timeout_s)

@@ -882,6 +882,8 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     dimension = embedder.known_dimension if hasattr(embedder, "known_dimension") else embedder.dimension
     options = {"path": path, "host": host, "port": port, "collection": collection,
                "embedder_name": embedder.name, "dimension": dimension, "http_timeout_s": http_timeout_s}
+    if host and settings is not None and settings.chroma_auth_token:  # CHROMA_AUTH_TOKEN, to a server only
+        options["auth_token"] = settings.chroma_auth_token
     store: ChromaStore | ChromaProcess
     if chroma_process and not host:
         if path is None:

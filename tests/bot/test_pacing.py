@@ -110,7 +110,8 @@ async def test_every_turn_passes_the_gate_before_its_memory_search_and_its_agent
             Counting.passed += 1
 
     runtime.pipeline.pacer = Counting(budget_s=budget_s)
-    results = await asyncio.gather(*(runtime.pipeline.handle(ask(f"question {k}", channel=f"3000000000000001{k:02d}"))
+    results = await asyncio.gather(*(runtime.pipeline.handle(ask(f"question {k}", user=f"2000000000000001{k:02d}",
+                                                                 channel=f"3000000000000001{k:02d}"))
                                      for k in range(TOGETHER)))
     assert [r.text for r in results] == ["ok"] * TOGETHER
     assert Counting.passed == 2 * TOGETHER

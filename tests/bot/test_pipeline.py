@@ -20,6 +20,8 @@ from agent.events import (
 )
 from bot.errors import sentence_for
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items
+from bot.turn.requests import TurnResult
+from bot.turn.scheduling import Admission
 from bot.process.runtime import Runtime
 from memory.stores.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
@@ -353,7 +355,8 @@ async def test_concurrency_is_limited_by_max_concurrent_turns(make_runtime, fake
 
     fake.responder = responder
     async with make_runtime(MAX_CONCURRENT_TURNS="2") as rt:
-        tasks = [asyncio.create_task(rt.pipeline.handle(ask(f"q{i}", channel=f"30000000000000010{i}")))
+        tasks = [asyncio.create_task(rt.pipeline.handle(ask(f"q{i}", user=f"20000000000000010{i}",
+                                                            channel=f"30000000000000010{i}")))
                  for i in range(3)]
         while len(started) < 2:
             await asyncio.sleep(0.01)
@@ -545,3 +548,59 @@ async def test_concurrent_turns_each_store_exactly_their_own_memory(make_runtime
             items = await rt.user_memory.list(user)
             assert {i.metadata["trace_id"] for i in items} == {result.trace_id}
             assert sorted(i.text for i in items) == [f"answer to question of {user}", f"question of {user}"]
+
+
+async def test_a_persons_third_turn_in_flight_is_refused_and_others_are_not(make_runtime, fake: FakeOpenAI) -> None:
+    """Three channels (auto-threads give each turn its own): alice holds two turns, her third is
+    told to wait at once (a queued turn would hold its channel's lock), bob is answered."""
+    release = asyncio.Event()
+    waiting: list[str] = []
+
+    async def responder(request: dict[str, Any]) -> str:
+        waiting.append(last_user_text(request))
+        await asyncio.wait_for(release.wait(), 30)
+        return "Final Answer: ok"
+
+    fake.responder = responder
+    async with make_runtime(MAX_CONCURRENT_TURNS="8") as rt:
+        held = [asyncio.create_task(rt.pipeline.handle(ask(f"q{i}", channel=f"30000000000000020{i}")))
+                for i in range(2)]
+        while len(waiting) < 2:
+            await asyncio.sleep(0.01)
+        third = await rt.pipeline.handle(ask("q2", channel="300000000000000202"))
+        bobs = asyncio.create_task(rt.pipeline.handle(ask("bob's", user=BOB, channel="300000000000000203")))
+        while len(waiting) < 3:
+            await asyncio.sleep(0.01)
+        release.set()
+        results = await asyncio.gather(*held, bobs)
+        after = await rt.pipeline.handle(ask("q3", channel="300000000000000204"))
+    assert (third.outcome, third.error_kind, third.unqueued) == ("busy", "busy", True)
+    assert third.text.startswith("I'm still answering your other questions")
+    assert all(r.ok for r in results) and after.ok  # the slots came back when her turns ended
+    assert rt.pipeline.user_turns.in_flight(ALICE) == 0
+
+
+async def test_an_admission_holds_the_slot_until_released_or_handled(make_runtime, fake: FakeOpenAI) -> None:
+    fake.default_content = "Final Answer: ok"
+    async with make_runtime() as rt:
+        first = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000001",), "300000000000000001")
+        second = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000002",), "300000000000000002")
+        refused = await rt.pipeline.admit(ALICE, GUILD, ("300000000000000003",), "300000000000000003")
+        assert isinstance(refused, TurnResult) and refused.outcome == "busy"
+        assert isinstance(first, Admission) and isinstance(second, Admission)
+        first.release()  # a download that failed
+        first.release()  # twice is once
+        assert rt.pipeline.user_turns.in_flight(ALICE) == 1
+        answered = await rt.pipeline.handle(ask("hi", channel="300000000000000002"), admission=second)
+        assert answered.ok and rt.pipeline.user_turns.in_flight(ALICE) == 0
+
+
+
+async def test_a_persons_turns_queued_in_one_channel_are_all_let_in_and_answered_in_order(
+        make_runtime, fake: FakeOpenAI) -> None:
+    """One channel answers in order and holds one slot: five questions of one person there
+    are queued, none refused (the limit is on channels at once, not on a queue)."""
+    fake.responder = lambda request: f"Final Answer: {last_user_text(request)}"
+    async with make_runtime() as rt:
+        results = await asyncio.gather(*(rt.pipeline.handle(ask(f"q{i}")) for i in range(5)))
+    assert [r.text for r in results] == [f"q{i}" for i in range(5)]

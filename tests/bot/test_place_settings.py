@@ -5,6 +5,7 @@ path (a real Runtime against the fake model)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def test_llm_models_lists_entries_and_the_default_model_is_always_allowed() -> N
                            '"vision": true}, {"name": "small", "vision": true}]', {"VL_KEY": "sk-secret"}, "small")
     assert catalog.names() == ["small", "vl"]
     assert catalog.get("vl") == ModelEntry("vl", "http://127.0.0.1:9/v1", "VL_KEY", True)
-    assert catalog.default.vision and catalog.api_key(catalog.get("vl")) == "sk-secret"  # type: ignore[arg-type]
+    assert catalog.default.vision and catalog.key_for(catalog.get("vl"), "http://x/v1", "other") == "sk-secret"  # type: ignore[arg-type]
     assert "sk-secret" not in repr(catalog)
     assert model_for_turn(catalog, "vl").name == "vl"
     assert model_for_turn(catalog, "removed-since") is catalog.default
@@ -175,3 +176,33 @@ async def test_a_servers_cooldown_replaces_the_operators(runtime: Runtime, fake:
     again = await runtime.pipeline.handle(ask("two", guild=GUILD))
     elsewhere = await runtime.pipeline.handle(ask("three", guild=OTHER))
     assert (first.ok, again.outcome, elsewhere.ok) == (True, "cooldown", True)
+
+
+# ------------------------------------------------------------------ the operator's floor
+
+
+def test_a_cooldown_below_the_operators_is_refused_and_one_above_it_is_kept() -> None:
+    rules = _rules(cooldown_floor_s=30.0)
+    for raw in ("0", "29.9"):
+        with pytest.raises(InvalidSetting, match=r"^Cooldown must be between 30 seconds \(the operator's minimum\)"):
+            rules.parse("cooldown", raw)
+    assert rules.parse("cooldown", "30") == 30.0 and rules.parse("cooldown", "120") == 120.0
+
+
+def test_an_operator_floor_above_the_usual_maximum_is_itself_allowed() -> None:
+    assert _rules(cooldown_floor_s=7200.0).parse("cooldown", "7200") == 7200.0
+
+
+async def test_a_server_cannot_lower_the_operators_cooldown_even_with_a_value_stored_before(
+        make_runtime: Callable[..., Runtime], fake: FakeOpenAI) -> None:
+    fake.default_content = "Final Answer: ok"
+    async with make_runtime(USER_COOLDOWN_S="600") as runtime:
+        with pytest.raises(InvalidSetting):
+            await runtime.places.set_value(GUILD, None, "cooldown", "0", ALICE)
+        # a value stored while the operator's floor was lower (or by an older version) is lifted
+        await GuildSettingsStore(runtime.db).put(GUILD, None, "cooldown", 0.0, ALICE, WHEN)
+        await runtime.places.load()
+        assert runtime.places.for_place(GUILD, ("300000000000000001",)).cooldown_s == 0.0
+        first = await runtime.pipeline.handle(ask("one", guild=GUILD))
+        again = await runtime.pipeline.handle(ask("two", guild=GUILD))
+    assert (first.ok, again.outcome) == (True, "cooldown")

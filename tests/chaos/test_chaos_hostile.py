@@ -22,7 +22,10 @@ async def test_hostile_input_never_crashes_pings_leaks_or_goes_unanswered(tmp_pa
     assert report.injected_pings_written >= 1 and report.foreign_recalls_refused == 1  # injection obeyed
     assert report.leaks_by_kind() == dict.fromkeys(
         ("secrets shown", "other traces shown", "items without their turn", "turns without their item",
-         "items of another person", "unsettled writes"), 0)
+         "items of another person", "unsettled writes",
+         "secrets an MCP server read", "bot environment readable by an MCP server", "DMs of a stranger answered",
+         "traces opened past the answer's channel", "third turns run at once", "keys sent to another host",
+         "cooldowns set below the operator's", "images fetched during a cooldown"), 0)
     table = report.table()
     assert table["turns"] > 0
     assert {k: v for k, v in table.items() if k != "turns"} == dict.fromkeys(

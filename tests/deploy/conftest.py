@@ -21,6 +21,8 @@ INSTALL_SH = DEPLOY / "install.sh"
 BOT_UNIT = DEPLOY / "react-discord-bot.service"
 CHROMA_UNIT = DEPLOY / "chroma.service"
 CHROMA_DROPIN = DEPLOY / "react-discord-bot.service.d" / "chroma.conf"
+GATE_UNIT = DEPLOY / "chroma-gate.service"
+GATE_SOCKET = DEPLOY / "chroma-gate.socket"
 ENV_EXAMPLE = DEPLOY / "bot.env.example"
 DEPLOY_README = DEPLOY / "README.md"
 

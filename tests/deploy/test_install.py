@@ -5,6 +5,7 @@ second run changes nothing, that the env file is never overwritten, what --unins
 from __future__ import annotations
 
 import hashlib
+import re
 import stat
 import subprocess
 from pathlib import Path
@@ -15,6 +16,8 @@ from tests.deploy.conftest import (
     BOT_UNIT,
     CHROMA_DROPIN,
     CHROMA_UNIT,
+    GATE_SOCKET,
+    GATE_UNIT,
     DEPLOY_README,
     ENV_EXAMPLE,
     INSTALL_SH,
@@ -122,6 +125,24 @@ def test_an_existing_env_file_is_never_overwritten(run_install: Installer, prefi
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
 
 
+def test_install_creates_the_units_credentials_empty_and_readable_by_root_only(
+        run_install: Installer, prefix: Path) -> None:
+    install(run_install, prefix)
+    folder = prefix / f"etc/{NAME}/credentials"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == ["DISCORD_TOKEN", "EMBEDDING_API_KEY", "OPENAI_API_KEY"]
+    assert all(f.read_bytes() == b"" and stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+def test_a_filled_credential_is_never_overwritten(run_install: Installer, prefix: Path) -> None:
+    install(run_install, prefix)
+    token = prefix / f"etc/{NAME}/credentials/DISCORD_TOKEN"
+    token.write_text("the-operators-token", encoding="utf-8")
+    install(run_install, prefix)
+    assert token.read_text(encoding="utf-8") == "the-operators-token"
+
+
 def test_a_second_run_restores_a_changed_unit_and_reloads(run_install: Installer, prefix: Path) -> None:
     install(run_install, prefix)
     unit = prefix / UNITS / f"{NAME}.service"
@@ -137,6 +158,19 @@ def test_with_chroma_installs_and_enables_the_server_and_the_dropin(run_install:
     assert (prefix / UNITS / f"{NAME}.service.d/chroma.conf").read_bytes() == CHROMA_DROPIN.read_bytes()
     assert (prefix / WANTS / f"{NAME}-chroma.service").is_symlink()
     assert (prefix / WANTS / f"{NAME}.service").is_symlink()
+    assert (prefix / UNITS / f"{NAME}-chroma-gate.service").read_bytes() == GATE_UNIT.read_bytes()
+    assert (prefix / UNITS / f"{NAME}-chroma-gate.socket").read_bytes() == GATE_SOCKET.read_bytes()
+    assert (prefix / UNITS / "sockets.target.wants" / f"{NAME}-chroma-gate.socket").is_symlink()
+
+
+def test_with_chroma_writes_a_random_token_once_readable_by_root_only(run_install: Installer, prefix: Path) -> None:
+    install(run_install, prefix, "--with-chroma")
+    token_file = prefix / f"etc/{NAME}/chroma-token.env"
+    first = token_file.read_text(encoding="utf-8")
+    assert re.fullmatch(r"CHROMA_AUTH_TOKEN=[0-9a-f]{64}\n", first)
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    install(run_install, prefix, "--with-chroma")
+    assert token_file.read_text(encoding="utf-8") == first
 
 
 def test_a_later_run_without_with_chroma_keeps_the_chroma_server(run_install: Installer, prefix: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, DEPLOY_README, NAME
+from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, DEPLOY_README, GATE_SOCKET, GATE_UNIT, NAME
 from tests.needs import require_tool
 
 pytestmark = pytest.mark.needs("systemd-analyze")
@@ -31,6 +31,8 @@ def staged_units(where: Path) -> Path:
         (BOT_UNIT, units / f"{NAME}.service"),
         (CHROMA_UNIT, units / f"{NAME}-chroma.service"),
         (CHROMA_DROPIN, units / f"{NAME}.service.d" / "chroma.conf"),
+        (GATE_UNIT, units / f"{NAME}-chroma-gate.service"),
+        (GATE_SOCKET, units / f"{NAME}-chroma-gate.socket"),
     ):
         text = source.read_text(encoding="utf-8")
         target.write_text(text.replace(VENV_BIN, test_bin), encoding="utf-8")
@@ -69,7 +71,8 @@ def documented_exposure(which: str) -> float:
 
 def test_verify_accepts_the_bot_and_chroma_units_with_the_dropin(tmp_path: Path) -> None:
     units = staged_units(tmp_path)
-    done = verify(units, f"{NAME}.service", f"{NAME}-chroma.service")
+    done = verify(units, f"{NAME}.service", f"{NAME}-chroma.service", f"{NAME}-chroma-gate.service",
+                  f"{NAME}-chroma-gate.socket")
     assert (done.returncode, done.stdout + done.stderr) == (0, "")
 
 
@@ -81,7 +84,8 @@ def test_verify_reports_a_mistake_in_a_unit(tmp_path: Path) -> None:
     assert "chroma.conf:12" in done.stderr and "sometimes" in done.stderr
 
 
-@pytest.mark.parametrize(("unit", "which"), [(BOT_UNIT, "the bot"), (CHROMA_UNIT, "the Chroma unit")])
+@pytest.mark.parametrize(("unit", "which"), [(BOT_UNIT, "the bot"), (CHROMA_UNIT, "the Chroma unit"),
+                                             (GATE_UNIT, "the gate")])
 def test_security_exposure_is_at_most_the_documented_figure(unit: Path, which: str) -> None:
     assert exposure(unit) <= documented_exposure(which)
 

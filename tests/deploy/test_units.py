@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.settings.config import load_settings
-from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, NAME
+from tests.deploy.conftest import BOT_UNIT, CHROMA_DROPIN, CHROMA_UNIT, GATE_SOCKET, GATE_UNIT, NAME
 from tests.deploy.unitfile import UnitFile
 
 HARDENING = {
@@ -40,7 +40,7 @@ HARDENING = {
 }
 
 
-@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT], ids=["bot", "chroma"])
+@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT, GATE_UNIT], ids=["bot", "chroma", "gate"])
 def test_both_units_carry_every_hardening_setting(path: Path) -> None:
     unit = UnitFile(path)
     found = {key: unit.value("Service", key) for key in HARDENING}
@@ -49,7 +49,7 @@ def test_both_units_carry_every_hardening_setting(path: Path) -> None:
 
 def test_bot_unit_opens_only_internet_and_local_sockets(bot_unit: UnitFile) -> None:
     assert bot_unit.value("Service", "RestrictAddressFamilies") == "AF_INET AF_INET6 AF_UNIX"
-    assert bot_unit.value("Service", "IPAddressDeny") == "link-local multicast"
+    assert bot_unit.value("Service", "IPAddressDeny") == "link-local multicast fd00:ec2::254"
 
 
 def test_bot_unit_keeps_proc_cpuinfo_for_torch(bot_unit: UnitFile) -> None:
@@ -116,21 +116,63 @@ def test_bot_unit_is_ordered_after_the_optional_chroma_unit_without_requiring_it
     assert f"{NAME}-chroma.service" not in bot_unit.words("Unit", "Requires")
 
 
-def test_chroma_dropin_pulls_in_the_server_and_points_the_bot_at_it() -> None:
+def test_chroma_dropin_pulls_in_the_gate_and_points_the_bot_at_it_with_the_token() -> None:
     dropin = UnitFile(CHROMA_DROPIN)
-    assert dropin.words("Unit", "Wants") == [f"{NAME}-chroma.service"]
+    assert dropin.words("Unit", "Wants") == [f"{NAME}-chroma-gate.socket"]
     assert dropin.words("Service", "Environment") == ["CHROMA_HOST=127.0.0.1", "CHROMA_PORT=8000"]
+    assert dropin.value("Service", "EnvironmentFile") == f"/etc/{NAME}/chroma-token.env"
 
 
-def test_chroma_unit_serves_loopback_only_from_its_own_state_directory(chroma_unit: UnitFile) -> None:
+def test_chroma_unit_serves_only_its_own_network_namespace_as_a_user_of_its_own(chroma_unit: UnitFile) -> None:
     assert chroma_unit.value("Service", "ExecStart") == (
-        f"/opt/{NAME}/bin/chroma run --path %S/{NAME}-chroma --host 127.0.0.1 --port 8000"
+        f"/opt/{NAME}/bin/chroma run --path %S/{NAME}-chroma --host 127.0.0.1 --port 8001"
     )
+    assert chroma_unit.value("Service", "PrivateNetwork") == "yes"  # nothing outside reaches its port
+    assert chroma_unit.value("Service", "DynamicUser") == "yes"  # nor the bot's user its files
+    assert chroma_unit.value("Service", "User") is None
     assert chroma_unit.value("Service", "StateDirectory") == f"{NAME}-chroma"
     assert chroma_unit.value("Service", "IPAddressAllow") == "localhost"
     assert chroma_unit.value("Service", "IPAddressDeny") == "any"
 
 
+def test_the_gate_listens_where_the_bot_connects_and_joins_chromas_namespace() -> None:
+    socket, gate = UnitFile(GATE_SOCKET), UnitFile(GATE_UNIT)
+    assert socket.value("Socket", "ListenStream") == "127.0.0.1:8000"
+    assert socket.value("Socket", "Service") == f"{NAME}-chroma-gate.service"
+    assert gate.value("Unit", "JoinsNamespaceOf") == f"{NAME}-chroma.service"
+    assert f"{NAME}-chroma.service" in gate.words("Unit", "Requires")
+    assert gate.value("Service", "PrivateNetwork") == "yes" and gate.value("Service", "DynamicUser") == "yes"
+    assert gate.value("Service", "ExecStart") == f"/opt/{NAME}/bin/python -m chromagate --upstream http://127.0.0.1:8001"
+    assert gate.value("Service", "EnvironmentFile") == f"/etc/{NAME}/chroma-token.env"
+
+
 def test_both_units_start_at_boot_once_enabled(bot_unit: UnitFile, chroma_unit: UnitFile) -> None:
     assert bot_unit.value("Install", "WantedBy") == "multi-user.target"
     assert chroma_unit.value("Install", "WantedBy") == "multi-user.target"
+
+
+@pytest.mark.parametrize("path", [BOT_UNIT, CHROMA_UNIT], ids=["bot", "chroma"])
+def test_both_units_cap_memory_and_tasks(path: Path) -> None:
+    unit = UnitFile(path)
+    high, most = (unit.value("Service", key) for key in ("MemoryHigh", "MemoryMax"))
+    assert high and most and _bytes(high) < _bytes(most)
+    assert int(unit.value("Service", "TasksMax") or 0) > 0
+
+
+def _bytes(size: str) -> int:
+    """Bytes of a systemd size such as 512M or 3G."""
+    power = {"K": 1, "M": 2, "G": 3, "T": 4}.get(size[-1])
+    return int(size) if power is None else int(size[:-1]) * 1024 ** power
+
+
+def test_bot_unit_denies_the_ipv4_and_ipv6_metadata_services_and_link_local(bot_unit: UnitFile) -> None:
+    denied = bot_unit.words("Service", "IPAddressDeny")
+    assert {"link-local", "multicast", "fd00:ec2::254"} <= set(denied)  # 169.254.169.254 is link-local
+    assert bot_unit.value("Service", "IPAddressAllow") is None
+
+
+def test_bot_unit_loads_the_token_and_keys_as_credentials_named_after_their_variables(
+        bot_unit: UnitFile) -> None:
+    loaded = dict(line.split(":", 1) for line in bot_unit.values("Service", "LoadCredential"))
+    assert loaded == {name: f"/etc/{NAME}/credentials/{name}"
+                      for name in ("DISCORD_TOKEN", "OPENAI_API_KEY", "EMBEDDING_API_KEY")}

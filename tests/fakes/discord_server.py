@@ -359,6 +359,7 @@ class FakeDiscord(LoopbackServer):
         self.channels: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, FakeMessage] = {}
         self.files: dict[str, bytes] = {}  # attachment id -> bytes
+        self.attachment_downloads: list[str] = []  # ids of the attachments fetched, in order
         self.interactions: dict[str, FakeInteraction] = {}
         self.commands: dict[str | None, list[dict[str, Any]]] = {}  # guild id or None -> commands
 
@@ -462,6 +463,14 @@ class FakeDiscord(LoopbackServer):
         guild.channel_ids.append(cid)
         self._emit_guild_event(guild_id, "CHANNEL_CREATE", lambda: self.channels[cid])
         return cid
+
+    def deny_in_channel(self, channel_id: str, role_id: str, permissions: int) -> None:
+        """A permission overwrite in one channel denying ``permissions`` to a role (sent as
+        CHANNEL_UPDATE). Interactions still carry guild-level permissions (see permissions_of)."""
+        channel = self.channels[channel_id]
+        kept = [o for o in channel["permission_overwrites"] if o["id"] != role_id]
+        channel["permission_overwrites"] = [*kept, {"id": role_id, "type": 0, "allow": "0", "deny": str(permissions)}]
+        self._emit_guild_event(channel["guild_id"], "CHANNEL_UPDATE", lambda: self.channels[channel_id])
 
     def add_category(self, guild_id: str, name: str) -> str:
         """A category channel (type 4); returns its id."""
@@ -1594,6 +1603,7 @@ class FakeDiscord(LoopbackServer):
     # ---- attachments (served like Discord's CDN)
 
     async def _handle_attachment(self, request: web.Request) -> web.Response:
+        self.attachment_downloads.append(request.match_info["attachment_id"])
         data = self.files.get(request.match_info["attachment_id"])
         if data is None:
             return web.Response(status=404)

@@ -5,7 +5,8 @@
 
 Tools: echo, add (structured result), fail (an isError result), hang (never answers), image (a
 PNG of IMAGE_BYTES bytes), big (a text of n characters), crash (the process exits mid-call),
-pid, read_env (what the process sees of a variable), context (the call's _meta, as JSON),
+pid, read_env (what the process sees of a variable), family_environ (what /proc shows it of
+its parent's and its siblings' environments), context (the call's _meta, as JSON),
 header (an HTTP request header),
 calls (how many tool calls were made before), grow (adds the tool "late" and sends
 notifications/tools/list_changed), and "odd.name-x" (a name that is not a safe identifier).
@@ -105,6 +106,45 @@ def read_env(name: str) -> str:
     """What this process sees of an environment variable."""
     _counted()
     return os.environ.get(name, "(unset)")
+
+
+def _environ_of(pid: int) -> str:
+    """What /proc says of a process's environment: its variables (NUL between them), or the
+    error that reading it gave."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError as exc:
+        return f"(unreadable: {type(exc).__name__}: {exc.strerror})"
+
+
+def _children_of(ppid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(b")", 1)[1].split()[1]) == ppid:
+                found.append(int(entry))
+    return sorted(found)
+
+
+@server.tool()
+def family_environ() -> str:
+    """What this process reads of the environment of its parent and of its parent's other
+    children, from /proc, as JSON: {"parent": text, "siblings": {pid: text}}; also written
+    whole to the file its own FAMILY_REPORT variable names, if any (an observation is cut)."""
+    _counted()
+    parent = os.getppid()
+    siblings = {str(pid): _environ_of(pid) for pid in _children_of(parent) if pid != os.getpid()}
+    report = json.dumps({"parent": _environ_of(parent), "siblings": siblings})
+    if target := os.environ.get("FAMILY_REPORT"):
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(report)
+    return report
 
 
 @server.tool()

@@ -65,6 +65,9 @@ class ServerConfig:
     timeout_s: float | None = None  # None: the registry's default
     send_context: bool = False
     secrets: tuple[str, ...] = field(default=(), repr=False)
+    # the variables whose values went into ``env``, ``headers`` or ``url``: where secrets go,
+    # so the bot drops them from its own environment once read (bot.credentials)
+    secret_vars: tuple[str, ...] = ()
 
     def where(self) -> str:
         """What to name the server by in a message: its command or its URL's scheme and host."""
@@ -160,7 +163,8 @@ def _server(name: str, entry: object, env: Mapping[str, str]) -> ServerConfig | 
     if not enabled:
         return None
     secrets: list[str] = []
-    resolve = _Resolver(env, secrets)
+    secret_vars: list[str] = []
+    resolve = _Resolver(env, secrets, secret_vars)
     tools = entry.get("tools")
     if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
         raise _EntryError('"tools" must be a list of tool names')
@@ -190,14 +194,14 @@ def _server(name: str, entry: object, env: Mapping[str, str]) -> ServerConfig | 
             transport="stdio", command=command,
             args=tuple(resolve(f"args[{i}]", a) for i, a in enumerate(args)),
             env=server_env, cwd=resolve("cwd", cwd) if cwd is not None else None,
-            secrets=tuple(s for s in secrets if s), **common)
+            secrets=tuple(s for s in secrets if s), secret_vars=tuple(secret_vars), **common)
     url = resolve("url", entry.get("url"))
     if not re.match(r"^https?://[^/\s]+", url):
         raise _EntryError('"url" must be an http:// or https:// URL')
     headers = _string_map("headers", entry.get("headers", {}), resolve)
     secrets += headers.values()
     return ServerConfig(transport="http", url=url, headers=headers,
-                        secrets=tuple(s for s in secrets if s), **common)
+                        secrets=tuple(s for s in secrets if s), secret_vars=tuple(secret_vars), **common)
 
 
 def _transport(entry: Mapping[str, object]) -> Transport:
@@ -223,11 +227,15 @@ def _transport(entry: Mapping[str, object]) -> Transport:
 
 
 class _Resolver:
-    """Checks that a value is a string and replaces its ``${VAR}``s; records what it put in."""
+    """Checks that a value is a string and replaces its ``${VAR}``s; records what it put in,
+    and the names of the variables it put into ``env``, ``headers`` or ``url``."""
 
-    def __init__(self, env: Mapping[str, str], secrets: list[str]) -> None:
+    _SECRET_KEYS = ("env.", "headers.", "url")
+
+    def __init__(self, env: Mapping[str, str], secrets: list[str], secret_vars: list[str]) -> None:
         self._env = env
         self._secrets = secrets
+        self._secret_vars = secret_vars
 
     def __call__(self, key: str, value: object) -> str:
         if not isinstance(value, str):
@@ -241,6 +249,8 @@ class _Resolver:
             if found is None or not found.strip():
                 raise _EntryError(f'"{key}" refers to ${{{var}}}, which is not set in the environment')
             self._secrets.append(found)
+            if key.startswith(self._SECRET_KEYS) and var not in self._secret_vars:
+                self._secret_vars.append(var)
             return found
 
         return _VAR_RE.sub(substitute, value)

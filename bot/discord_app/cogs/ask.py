@@ -21,7 +21,7 @@ from agent.events import AgentEvent
 from bot.settings.config import Settings
 from bot.discord_app.delivery import post_trace, thread_name, trace_messages
 from bot.discord_app.delivery_order import DeliveryOrder, DeliverySlot
-from bot.discord_app.images import take_images
+from bot.discord_app.images import take_images, will_download
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import ChannelTarget, InteractionTarget
 from bot.discord_app.translate import place_of, request_from_interaction
@@ -29,6 +29,7 @@ from bot.turn.images import ImageIntake
 from bot.interfaces import PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.settings.place import PlaceSettings
 from bot.turn.requests import TurnRequest, TurnResult
+from bot.turn.scheduling import Admission
 
 __all__ = ["AskCog"]
 
@@ -66,7 +67,27 @@ class AskCog(commands.Cog):
         target = InteractionTarget(interaction, ephemeral=private, options=self.live)
         await interaction.response.defer(thinking=True, ephemeral=private)
         place = self._place(interaction)
-        seen = await take_images([image] if image is not None else [], self.settings, place)
+        images = [image] if image is not None else []
+        admission: Admission | None = None
+        if will_download(images, self.settings, place):  # let in before the image is fetched
+            channels = self._place_channels(interaction)
+            new_thread = place.auto_thread and not private and isinstance(interaction.channel, discord.TextChannel)
+            admitted = await self.pipeline.admit(str(interaction.user.id), _guild_of(interaction), channels,
+                                                 f"interaction:{interaction.id}" if new_thread else channels[-1])
+            if isinstance(admitted, TurnResult):
+                await LiveReply(target, interval_s=self.live.edit_interval_s).finish(admitted.text)
+                return
+            admission = admitted
+        try:
+            await self._ask_admitted(interaction, target, question, trace, private, place, images, admission)
+        finally:  # the turn released it when it ran; a failed download did not
+            if admission is not None:
+                admission.release()
+
+    async def _ask_admitted(self, interaction: discord.Interaction, target: InteractionTarget, question: str,
+                            trace: bool, private: bool, place: PlaceSettings, images: list[discord.Attachment],
+                            admission: Admission | None) -> None:
+        seen = await take_images(images, self.settings, place)
         if seen.problems:  # a bad image: say so, rather than answer without it
             await LiveReply(target, interval_s=self.live.edit_interval_s).finish(" ".join(seen.problems))
             return
@@ -78,7 +99,7 @@ class AskCog(commands.Cog):
                                        thread=thread, images=seen.images)
         async with self.traces.answering(req.user_id, req.channel_id):  # until the trace is linked
             try:
-                answer, result = await self._answer(interaction, target, thread, slot, req, seen)
+                answer, result = await self._answer(interaction, target, thread, slot, req, seen, admission)
             finally:
                 slot.release()
             if result.trace_id is not None and not private:
@@ -99,7 +120,7 @@ class AskCog(commands.Cog):
 
     async def _answer(self, interaction: discord.Interaction, target: InteractionTarget,
                       thread: discord.Thread | None, slot: DeliverySlot, req: TurnRequest,
-                      seen: ImageIntake) -> tuple[discord.Message, TurnResult]:
+                      seen: ImageIntake, admission: Admission | None) -> tuple[discord.Message, TurnResult]:
         if thread is not None:
             await interaction.edit_original_response(content=f"Answering in {thread.mention}.")
             reply = LiveReply(ChannelTarget(thread), interval_s=self.live.edit_interval_s,
@@ -112,7 +133,7 @@ class AskCog(commands.Cog):
             reply.feed(event)
 
         try:
-            result = await self.pipeline.handle(req, on_event)
+            result = await self.pipeline.handle(req, on_event, admission=admission)
         except BaseException:
             await reply.abandon()
             raise
@@ -120,11 +141,12 @@ class AskCog(commands.Cog):
             slot.unordered()
         return (await reply.finish(result.text))[0], result
 
-    def _place(self, interaction: discord.Interaction) -> PlaceSettings:
+    def _place_channels(self, interaction: discord.Interaction) -> tuple[str, ...]:
         channel_id, parent_id = place_of(interaction.channel)
-        channels = (channel_id or str(interaction.channel_id),) if parent_id is None else (parent_id, channel_id)
-        guild_id = str(interaction.guild_id) if interaction.guild_id is not None else None
-        return self.places.for_place(guild_id, channels)
+        return (channel_id or str(interaction.channel_id),) if parent_id is None else (parent_id, channel_id)
+
+    def _place(self, interaction: discord.Interaction) -> PlaceSettings:
+        return self.places.for_place(_guild_of(interaction), self._place_channels(interaction))
 
     async def _auto_thread(self, interaction: discord.Interaction, place: PlaceSettings,
                            question: str) -> discord.Thread | None:
@@ -137,3 +159,7 @@ class AskCog(commands.Cog):
         thread = await channel.create_thread(name=thread_name(question), type=discord.ChannelType.public_thread)
         await self.places.mark_bot_thread(str(interaction.guild_id), str(thread.id), str(interaction.client.user.id))  # type: ignore[union-attr]
         return thread
+
+
+def _guild_of(interaction: discord.Interaction) -> str | None:
+    return str(interaction.guild_id) if interaction.guild_id is not None else None

@@ -28,7 +28,8 @@ from agent.events import AgentEvent
 from bot.settings.config import Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.delivery import reply_to, thread_name
-from bot.discord_app.images import is_image, take_images
+from bot.discord_app.dm_access import access_facts
+from bot.discord_app.images import is_image, take_images, will_download
 from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import ChannelTarget, MessageReplyTarget
 from bot.discord_app.delivery_order import DeliveryOrder, DeliverySlot
@@ -37,19 +38,20 @@ from bot.discord_app.translate import (
     place_of,
     request_from_message,
     strip_bot_mention,
-    where_of,
 )
 from bot.discord_app.typing_indicator import ChannelTyping
 from bot.errors import sentence_for
 from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
-from bot.settings.place import DEFAULTS, PlaceSettings
+from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
 from bot.turn.requests import TurnResult
+from bot.turn.scheduling import Admission
 
 __all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
 
 log = logging.getLogger(__name__)
 
 _COOLDOWN_NOTICES_MAX = 10_000
+_BUSY_NOTICE_S = 30.0  # "still answering your other questions" is said at most this often
 _INTENT_NOTICES_MAX = 10_000
 NO_CONTENT_INTENT = (
     "I answer here without a mention, but I can't read messages here: I run without Discord's "
@@ -128,7 +130,8 @@ class MentionsCog(commands.Cog):
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot or self.bot.user is None:
             return
-        if not self.policy.allows(where_of(message.author, message.channel, message.guild)):
+        where = await access_facts(self.bot, self.policy, message.author, message.channel, message.guild)
+        if not self.policy.allows(where):
             return
         try:
             place = self._place(message)
@@ -175,10 +178,39 @@ class MentionsCog(commands.Cog):
         me = self.bot.user
         role = message.guild.self_role if message.guild is not None else None
         text = strip_bot_mention(message.content, me.id, role.id if role else None)  # type: ignore[union-attr]
+        images = [a for a in message.attachments if is_image(a)]
+        admission: Admission | None = None
+        if will_download(images, self.settings, place):  # let in before any image is fetched
+            channel_id, parent_id = place_of(message.channel)
+            new_thread = place.auto_thread and isinstance(message.channel, discord.TextChannel)
+            admitted = await self.pipeline.admit(
+                str(message.author.id), str(message.guild.id) if message.guild else None,
+                (channel_id,) if parent_id is None else (parent_id, channel_id),
+                f"message:{message.id}" if new_thread else channel_id)
+            if isinstance(admitted, TurnResult):
+                await self._tell_refusal(message, place, admitted)
+                return
+            admission = admitted
+        try:
+            await self._answer_admitted(message, place, text, images, admission)
+        finally:  # the turn released it when it ran; a failed download or a dropped turn did not
+            if admission is not None:
+                admission.release()
+
+    async def _tell_refusal(self, message: discord.Message, place: PlaceSettings, result: TurnResult) -> None:
+        """A turn refused before it ran: the sentence, once per window for cooldown and busy."""
+        window = cooldown_in(place, self.settings.user_cooldown_s)
+        if result.outcome in ("cooldown", "busy") and not self._first_cooldown_notice(
+                str(message.author.id), window if result.outcome == "cooldown" else max(window, _BUSY_NOTICE_S)):
+            return
+        await reply_to(message, result.text)
+
+    async def _answer_admitted(self, message: discord.Message, place: PlaceSettings, text: str,
+                               images: list[discord.Attachment], admission: Admission | None) -> None:
         if others := [a for a in message.attachments if not is_image(a)]:
             extra = await attachments_text(others, self.settings.attachment_max_bytes)
             text = f"{text}\n\n{extra}".strip()
-        seen = await take_images([a for a in message.attachments if is_image(a)], self.settings, place)
+        seen = await take_images(images, self.settings, place)
         if seen.problems:  # a bad image: say so, rather than answer without it
             await reply_to(message, " ".join(seen.problems))
             return
@@ -200,7 +232,8 @@ class MentionsCog(commands.Cog):
         req = request_from_message(message, seen.question(text), thread, images=seen.images)
         try:
             async with self.traces.answering(req.user_id, req.channel_id):  # until the trace is linked
-                turn = asyncio.create_task(self.pipeline.handle(req, on_event), name=f"turn-{message.id}")
+                turn = asyncio.create_task(self.pipeline.handle(req, on_event, admission=admission),
+                                           name=f"turn-{message.id}")
                 await self._deliver(message, place, turn, reply, where, slot)
         finally:
             slot.release()
@@ -215,9 +248,9 @@ class MentionsCog(commands.Cog):
             raise
         if result.unqueued:
             slot.unordered()
-        if result.outcome == "cooldown" and not self._first_cooldown_notice(
-                str(message.author.id),
-                self.settings.user_cooldown_s if place.cooldown_s is None else place.cooldown_s):
+        window = cooldown_in(place, self.settings.user_cooldown_s)
+        if result.outcome in ("cooldown", "busy") and not self._first_cooldown_notice(
+                str(message.author.id), window if result.outcome == "cooldown" else max(window, _BUSY_NOTICE_S)):
             await reply.abandon()
             return
         sent = (await reply.finish(result.text))[0]

@@ -27,6 +27,7 @@ from bot.settings.place import (
     PERSONA_MAX_CHARS,
     InvalidSetting,
     PlaceSettings,
+    cooldown_in,
 )
 
 __all__ = ["NOT_PERMITTED", "SettingsCog"]
@@ -206,7 +207,7 @@ class SettingsCog(commands.Cog):
             if len(shown) > PERSONA_SHOWN_CHARS:
                 shown = shown[:PERSONA_SHOWN_CHARS] + "…"
             persona_line = f"{len(persona)} characters: “{shown}”"
-        cooldown = self.default_cooldown_s if place.cooldown_s is None else place.cooldown_s
+        cooldown = cooldown_in(place, self.default_cooldown_s)
         off = ", ".join(sorted(place.tools_off)) or "none"
         lines = [
             f"My settings in {self._where(channel_id)} (a channel's values override the server's):",

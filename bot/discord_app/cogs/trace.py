@@ -1,8 +1,8 @@
 """`/trace [message]`: the step-by-step trace of an earlier answer, in a thread under it.
 
 The message is a link or an id; by default, the caller's last answer in this channel. Only the
-person who asked, or a member with Manage Messages in the guild of the answer, may open the
-trace of someone's answer.
+person who asked, or a member with Manage Messages in the channel of the answer (not merely in
+the channel where /trace is run), may open the trace of someone's answer.
 """
 
 from __future__ import annotations
@@ -26,10 +26,19 @@ class TraceCog(commands.Cog):
         self.traces = traces
 
     @staticmethod
-    def _moderates(interaction: discord.Interaction, guild_id: str | None) -> bool:
-        """Manage Messages counts in the guild of the answer only (and a DM has no moderators)."""
+    def _moderates(interaction: discord.Interaction, guild_id: str | None, channel: object) -> bool:
+        """Manage Messages counts in the channel of the answer only (and a DM has no moderators)."""
+        member = interaction.user
         return (guild_id is not None and str(interaction.guild_id) == guild_id
-                and interaction.permissions.manage_messages)
+                and isinstance(member, discord.Member)
+                and isinstance(channel, (discord.abc.GuildChannel, discord.Thread))
+                and channel.permissions_for(member).manage_messages)
+
+    async def _channel(self, channel_id: str) -> object | None:
+        try:
+            return self.bot.get_channel(int(channel_id)) or await self.bot.fetch_channel(int(channel_id))
+        except (discord.NotFound, discord.Forbidden):
+            return None
 
     @app_commands.command(name="trace", description="Show how an answer was reached, step by step")
     @app_commands.describe(message="A link to the answer or its id (default: your last answer here)")
@@ -47,13 +56,14 @@ class TraceCog(commands.Cog):
         if record is None:
             await tell(interaction, "I have no trace for that answer.")
             return
-        if record.user_id != str(interaction.user.id) and not self._moderates(interaction, record.guild_id):
-            await tell(interaction, "Only the person who asked, or someone with Manage Messages, can see that trace.")
+        channel = await self._channel(record.channel_id)
+        if record.user_id != str(interaction.user.id) and not self._moderates(interaction, record.guild_id, channel):
+            await tell(interaction, "Only the person who asked, or someone with Manage Messages in the "
+                                    "answer's channel, can see that trace.")
             return
         if record.message_id is None:
             await tell(interaction, "That answer was private, so its trace cannot be posted in a thread.")
             return
-        channel = self.bot.get_channel(int(record.channel_id)) or await self.bot.fetch_channel(int(record.channel_id))
         if not isinstance(channel, discord.abc.Messageable):
             await tell(interaction, "I can't reach the channel of that answer any more.")
             return
