@@ -5,7 +5,9 @@ and chatter kept with BUFFER_ALL_MESSAGES), the bot's answers to them there, the
 question with its attachments' text and images' descriptions, the steps, the answer), and
 memory writes of their turns deferred while the semantic memory was down (the items' text).
 ``PersonErasure.erase`` deletes all of those, in every place or in one server, and returns how
-many of each; the semantic memory's items are the caller's (its own store).
+many of each; the semantic memory's items are the caller's (its own store). Deleted content is
+zeroed in the file (memory.database sets ``secure_delete``) and the WAL is checkpointed and
+emptied after an erasure, so the words are gone from the bytes on disk too.
 
 The bot's answer to a question is the "assistant" row stored with it: in the same channel, at
 the same time, right after it (the turn stores both at once); that pairing is how an answer is
@@ -76,6 +78,9 @@ class PersonErasure:
             replies = await self._db.execute(_REPLIES + where, (user_id, *place))
             messages = await self._db.execute(_MESSAGES + where, (user_id, *place))
             traces = await self._db.execute(_TRACES + where, (user_id, *place))
+        # The WAL still holds the pages written before the delete: copy the zeroed pages into the
+        # file and empty the WAL (best effort: a reader of another connection may hold it).
+        await self._db.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
         erased = ErasedRows(messages=messages, replies=replies, traces=traces, deferred_writes=deferred)
         log.info("erased user=%s guild=%s: %d message(s), %d answer(s), %d trace(s), %d deferred write(s)",
                  user_id, guild_id or "everywhere", messages, replies, traces, deferred)

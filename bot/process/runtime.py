@@ -49,6 +49,7 @@ from bot.settings.budgets import TokenBudget
 from bot.settings.config import Settings
 from bot.process.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
+from bot.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.reconcile import reconcile_memory, write_deferred
@@ -148,9 +149,10 @@ class Runtime:
                                max_steps=s.agent.max_steps)
             self.agents = TurnAgents(self.agent, s.models, s.agent)
             stack.push_async_callback(self.agents.aclose)
+            policy = MemoryPolicy(operator_global=s.memory.memory_scope == "global")
             rules = SettingRules(s.models, tool_names=lambda: self.tools.names(),
                                  mcp_servers=[server.name for server in s.mcp.servers],
-                                 operator_global_memory=s.memory.memory_scope == "global",
+                                 operator_global_memory=policy.operator_global,
                                  cooldown_floor_s=s.user_cooldown_s)
             self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
                                                now=lambda: datetime.now(UTC))
@@ -159,10 +161,10 @@ class Runtime:
                                       guild_daily=s.features.guild_daily_tokens, now=self._now)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
-                                         budget=self.budget)
+                                         budget=self.budget, policy=policy)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
-                memory=PersonMemoryService(self.user_memory, policy=self.pipeline.policy,
+                memory=PersonMemoryService(self.user_memory, policy=policy,
                                            places=self.places, rows=PersonErasure(self.db)),
                 channels=ChannelService(self.buffer, self.pipeline.scheduler,
                                         now=lambda: datetime.now(UTC)),
