@@ -10,8 +10,10 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    graceful shutdown (bot.turn.tracking). A person or server over its daily token budget gets
    one sentence (bot.settings.budgets), read here so that no await precedes the queue.
 3. Read the place's settings (bot.settings.place: persona, model, tools, memory scope,
-   cooldown; a channel's override its server's), the channel's buffer window, recall the
-   person's memories for this place, fit all of it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
+   cooldown; a channel's override its server's), the channel's buffer window (other people's
+   messages quoted with who wrote them: bot.history), recall the person's memories where
+   bot.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
+   it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
    run the place's agent (bot.turn.agent) with per-turn memory tools, streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
    start pass ``pacer`` (bot.process.pacing): turns woken together start them a time budget's
