@@ -4,6 +4,7 @@ memories out of public replies, other people's words are quoted, and a forget er
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -162,3 +163,14 @@ async def test_traces_older_than_the_retention_are_pruned_at_start_up(
         await rt.traces.save(trace("ancient", timedelta(days=4000)))
     async with make_runtime(TRACE_RETENTION_DAYS="0") as rt:
         assert await rt.traces.get("ancient") is not None
+
+
+async def test_private_and_public_turns_racing_in_one_channel_keep_the_private_ones_out(
+        runtime: Runtime, fake: FakeOpenAI) -> None:
+    ok(fake)
+    await asyncio.gather(*(runtime.pipeline.handle(ask(f"secret {i}: {SECRET}", private=True)) for i in range(3)),
+                         *(runtime.pipeline.handle(ask(f"public {i}", user=BOB, name="Bob")) for i in range(3)))
+    said = sorted(m.content for m in await runtime.buffer.recent(CHANNEL, limit=100) if m.role == "user")
+    assert said == ["public 0", "public 1", "public 2"]
+    bobs = [r for r in fake.requests if "public" in r["messages"][-1]["content"]]
+    assert len(bobs) == 3 and not any("91k" in request_text(r) for r in bobs)
