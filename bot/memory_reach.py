@@ -1,7 +1,7 @@
 """Reading and erasing a person's semantic memory over a ``bot.privacy.Reach``.
 
 The memory's own API takes one scope (or all of them) per call; a reach of several scopes is
-one call per scope, merged: search hits by their fused score (best first; each scope's ranking
+one call per scope, in turn, merged: search hits by their fused score (best first; each scope's ranking
 is the memory's own), lists and exports by creation time. "Everything but the private scopes"
 (a public reply with MEMORY_SCOPE=global) has no scope to name: it searches all of the person's
 items, asking for more than ``k`` and leaving the private ones out, and asks again for more
@@ -13,7 +13,6 @@ Part of bot/: over memory.semantic's public API (typed by bot.stores).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from bot.privacy import Reach, is_private_scope
@@ -32,8 +31,9 @@ async def search_reach(memory: UserMemoryStore, user_id: str, query: str, k: int
     if reach.scopes is not None:
         if len(reach.scopes) == 1:
             return await memory.search(user_id, query, k=k, scope=reach.scopes[0])
-        found = await asyncio.gather(*(memory.search(user_id, query, k=k, scope=scope)
-                                       for scope in reach.scopes))
+        # one after the other: the second search finds the query's vector in the memory's
+        # cache of recent vectors, where two at once would both embed it
+        found = [await memory.search(user_id, query, k=k, scope=scope) for scope in reach.scopes]
         merged = sorted((hit for hits in found for hit in hits), key=lambda hit: hit.score, reverse=True)
         return merged[:k]
     if not reach.public_only:
