@@ -366,6 +366,17 @@ class Database:
             cursor = await self._conn.execute(sql, params)
             return cursor.rowcount
 
+    async def delete_in_batches(self, sql: str, cutoff: int, batch: int) -> int:
+        """Run a DELETE taking (cutoff, batch) until it deletes fewer than ``batch`` rows, each
+        run its own transaction, so a large delete never holds the write lock for long (inside
+        a caller's transaction it is all one); returns the rows deleted."""
+        total = 0
+        while True:
+            deleted = await self.execute(sql, (cutoff, batch))
+            total += deleted
+            if deleted < batch:
+                return total
+
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one writing statement per row, all or none (a savepoint inside a transaction)."""
         async with self.transaction():

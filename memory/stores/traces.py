@@ -172,13 +172,7 @@ class TraceStore:
     async def prune(self, older_than: datetime) -> int:
         """Delete traces created before ``older_than`` (the retention period); returns how
         many. In batches, each its own transaction (inside a caller's, all one)."""
-        cutoff = epoch_us(older_than)
-        total = 0
-        while True:
-            deleted = await self._db.execute(PRUNE_SQL, (cutoff, PRUNE_BATCH))
-            total += deleted
-            if deleted < PRUNE_BATCH:
-                break
+        total = await self._db.delete_in_batches(PRUNE_SQL, epoch_us(older_than), PRUNE_BATCH)
         if total:
             log.info("pruned %d traces older than %s", total, older_than.isoformat())
         return total
