@@ -106,8 +106,8 @@ async def test_a_short_reply_to_another_person_keeps_none_of_their_words(runtime
     assert said.metadata["context"] == "Great, enjoy Dune tonight!"  # indexed with the answer to it
     exported = await runtime.services.memory.memory_export(ALICE, GUILD)
     assert "Rex cinema" not in repr(exported)
-    [hit] = [h for h in await runtime.user_memory.search(ALICE, "Dune", k=5) if h.text == "yes, me!"]
-    assert hit.metadata["trace_id"]
+    hits = await runtime.user_memory.search(ALICE, "Dune", k=5)  # one hit per exchange: it, or its reply
+    assert said.metadata["trace_id"] in {h.metadata["trace_id"] for h in hits}
 
 
 async def test_a_short_reply_in_the_persons_own_conversation_keeps_its_context(
