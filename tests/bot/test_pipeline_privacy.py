@@ -174,3 +174,18 @@ async def test_private_and_public_turns_racing_in_one_channel_keep_the_private_o
     assert said == ["public 0", "public 1", "public 2"]
     bobs = [r for r in fake.requests if "public" in r["messages"][-1]["content"]]
     assert len(bobs) == 3 and not any("91k" in request_text(r) for r in bobs)
+
+
+async def test_forget_in_a_server_erases_its_private_answers_too_and_keeps_the_dms(
+        runtime: Runtime, fake: FakeOpenAI) -> None:
+    ok(fake)
+    await runtime.pipeline.handle(ask(SECRET, private=True))
+    await runtime.pipeline.handle(ask("said in public"))
+    await runtime.pipeline.handle(ask("said in a DM", guild=None, channel=DM))
+    forgotten = await runtime.services.memory.memory_forget(ALICE, GUILD)
+    assert (forgotten.items, forgotten.messages, forgotten.answers, forgotten.traces) == (4, 1, 1, 2)
+    assert [i.metadata["scope"] for i in await runtime.user_memory.list(ALICE)] == ["dm", "dm"]
+    assert await runtime.services.traces.last_trace(ALICE, CHANNEL) is None
+    assert len(await runtime.buffer.recent(DM)) == 2
+    again = await runtime.services.memory.memory_forget(ALICE, GUILD)
+    assert again.total == 0 and again.summary() == "There was nothing to forget."
