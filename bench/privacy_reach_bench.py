@@ -1,4 +1,4 @@
-"""What bot.privacy's reaches cost a search: one scope (a public reply), two scopes merged (a
+"""What bot.turn.privacy's reaches cost a search: one scope (a public reply), two scopes merged (a
 private answer in a server), everything (a private answer with MEMORY_SCOPE=global), and
 everything public (a public reply with global: over-fetched, private items left out), for a
 person whose items are mostly public and for one whose items are mostly private.
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.memory_reach import search_reach
-from bot.privacy import MemoryPolicy, Reach
+from bot.turn.memory_reach import search_reach
+from bot.turn.privacy import MemoryPolicy, Reach
 from memory.semantic import open_user_memory
 
 GUILD = "100000000000000001"

@@ -1,11 +1,11 @@
 """`/memory forget`: erase everything the bot keeps of a person's words, and say what.
 
-Within the reach bot.privacy gives (a server: its rows and the memory the person's private
+Within the reach bot.turn.privacy gives (a server: its rows and the memory the person's private
 answers there recall; a DM, or MEMORY_SCOPE=global: everywhere), in this order:
-1. the SQLite file (memory.erasure): their channel-buffer rows and the bot's answers to them,
+1. the SQLite file (memory.stores.erasure): their channel-buffer rows and the bot's answers to them,
    their traces (questions with attachments' text and images' descriptions, steps, answers),
    memory writes of theirs deferred while the memory was down;
-2. the semantic memory's items (bot.memory_reach).
+2. the semantic memory's items (bot.turn.memory_reach).
 The file goes first so that no deferred write of theirs can land after the memory is cleared;
 a failure part-way is told as one sentence, and forgetting again finishes the job.
 
@@ -17,16 +17,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.memory_reach import forget_reach
-from bot.privacy import Reach
+from bot.turn.memory_reach import forget_reach
+from bot.turn.privacy import Reach
 from bot.stores import PersonMemoryStore
-from memory.erasure import ErasedRows
+from memory.stores.erasure import ErasedRows
 
 __all__ = ["Forgotten", "PersonRows", "forget_person"]
 
 
 class PersonRows(Protocol):
-    """Erases a person's rows in the SQLite file (memory.erasure.PersonErasure)."""
+    """Erases a person's rows in the SQLite file (memory.stores.erasure.PersonErasure)."""
 
     async def erase(self, user_id: str, guild_id: str | None = None) -> ErasedRows: ...
 

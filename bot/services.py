@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from bot.forgetting import Forgotten, PersonRows, forget_person
-from bot.memory_reach import export_reach, list_reach
-from bot.privacy import MemoryPolicy, Reach
+from bot.turn.memory_reach import export_reach, list_reach
+from bot.turn.privacy import MemoryPolicy, Reach
 from bot.settings.place import PlaceSettings
 from bot.stores import BufferStore, PersonMemoryStore, TraceStoreLike
 from bot.turn.scheduling import TurnScheduler
@@ -29,7 +29,7 @@ CHATTER_MAX_CHARS = 4000
 
 
 class ServerSettings(Protocol):
-    """A place's settings (bot.place_settings.PlaceSettingsService)."""
+    """A place's settings (bot.settings.place.PlaceSettingsService)."""
 
     def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
 
@@ -84,7 +84,7 @@ class TraceService:
 
 
 class PersonMemoryService:
-    """A person's memory here: where it reaches is bot.privacy's ``MemoryPolicy.manage`` (a
+    """A person's memory here: where it reaches is bot.turn.privacy's ``MemoryPolicy.manage`` (a
     server's own `memory` setting counts); a forget erases their words there everywhere the
     bot keeps them (bot.forgetting), the SQLite ``rows`` included."""
 

@@ -49,13 +49,13 @@ from bot.settings.budgets import TokenBudget
 from bot.settings.config import Settings
 from bot.process.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
-from bot.privacy import MemoryPolicy
+from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.reconcile import reconcile_memory, write_deferred
 from bot.services import ChannelService, PersonMemoryService, TraceService
 from bot.turn.agent import TurnAgents
-from memory.erasure import PersonErasure
+from memory.stores.erasure import PersonErasure
 from memory.stores.buffer import ChannelBuffer
 from memory.stores.database import Database
 from memory.errors import StoreUnavailable

@@ -1,7 +1,7 @@
 """The per-turn memory tools: `recall_memory(query)` and `remember(fact)`.
 
 Both act for the person who asked, in the place they asked: the user comes from the runtime's
-ToolContext and where recall looks from the turn (bot.privacy), never from the model (the tools have no user parameter, and the
+ToolContext and where recall looks from the turn (bot.turn.privacy), never from the model (the tools have no user parameter, and the
 schema refuses extra arguments). `remember` does not write at once: it collects the fact in
 the turn's `pending` list, and the pipeline stores it with the rest of the turn, so that a turn
 that fails stores nothing (no half turn).
@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
-from bot.memory_reach import search_reach
-from bot.privacy import MemoryPolicy, Reach
+from bot.turn.memory_reach import search_reach
+from bot.turn.privacy import MemoryPolicy, Reach
 from bot.stores import UserMemoryStore
 from memory.errors import StoreUnavailable
 from memory.semantic import MemoryHit
@@ -91,7 +91,7 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
 
 class MemoryTools:
     """The two memory tools of one store; `for_turn` binds them to a turn: `recall_memory` to
-    where the turn may recall (a bot.privacy.Reach), `remember` to the turn's pending list.
+    where the turn may recall (a bot.turn.privacy.Reach), `remember` to the turn's pending list.
 
     The tools' schemas are derived once here, not per turn (every turn of a burst builds its
     registry on the event loop): a turn's tools are copies with their own functions.

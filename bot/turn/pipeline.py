@@ -11,8 +11,8 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    one sentence (bot.settings.budgets), read here so that no await precedes the queue.
 3. Read the place's settings (bot.settings.place: persona, model, tools, memory scope,
    cooldown; a channel's override its server's), the channel's buffer window (other people's
-   messages quoted with who wrote them: bot.history), recall the person's memories where
-   bot.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
+   messages quoted with who wrote them: bot.turn.history), recall the person's memories where
+   bot.turn.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
    it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
    run the place's agent (bot.turn.agent) with per-turn memory tools, streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
@@ -53,9 +53,9 @@ from bot.settings.budgets import TokenBudget
 from bot.settings.config import Settings
 from bot.turn.context_budget import fit_context
 from bot.errors import sentence_for, with_memory_notice
-from bot.history import history_messages
+from bot.turn.history import history_messages
 from bot.interfaces import EventCallback
-from bot.privacy import MemoryPolicy, Reach
+from bot.turn.privacy import MemoryPolicy, Reach
 from bot.process.health import HealthLog
 from bot.process.pacing import LoopPacer
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
@@ -297,7 +297,7 @@ class TurnPipeline:
 
     async def _context(self, req: TurnRequest, question: str,
                        reach: Reach | None) -> tuple[list[dict], list[str] | None]:
-        """The channel's history (others' messages quoted: bot.history) and the memories
+        """The channel's history (others' messages quoted: bot.turn.history) and the memories
         ``reach`` allows (None: memory is off here)."""
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []

@@ -20,7 +20,7 @@ class TurnRequest:
     the thread keeps its own buffer under ``channel_id``. ``images`` go to the model with the
     question (bot.turn.images); ``text`` names them, and only the text is stored. ``private``:
     answered only to the asker (a private /ask): the turn never enters the channel's buffer, and
-    what it stores is recalled only in the asker's private answers (bot.privacy)."""
+    what it stores is recalled only in the asker's private answers (bot.turn.privacy)."""
 
     user_id: str
     display_name: str

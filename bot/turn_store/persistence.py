@@ -12,9 +12,9 @@ later. Question and answer are stored together at the end of the turn
 (same time, in order), so the buffer holds whole exchanges in the order the channel answered
 them. A turn cancelled while storing finishes storing before the cancellation goes on.
 
-A private answer (a private /ask, bot.requests) stores no buffer rows: it never reaches the
+A private answer (a private /ask, bot.turn.requests) stores no buffer rows: it never reaches the
 channel's conversation, so no other person's turn reads it; its memory items go to the scope
-bot.privacy gives it. A turn that did not end answered (step limit, no usable answer) stores its trace only: a
+bot.turn.privacy gives it. A turn that did not end answered (step limit, no usable answer) stores its trace only: a
 non-answer in the buffer would be inherited by every later turn of the channel, and nothing
 was learned.
 
@@ -35,8 +35,8 @@ from typing import Any
 from agent.events import AgentEvent, RunEnded
 from bot.turn_store.coalescing import CoalescingAdder
 from bot.errors import sentence_for
-from bot.history import answered_person
-from bot.privacy import MemoryPolicy, Visibility
+from bot.turn.history import answered_person
+from bot.turn.privacy import MemoryPolicy, Visibility
 from bot.turn.requests import TurnRequest
 from bot.stores import BufferStore, TraceStoreLike, Transactional, UserMemoryStore
 from memory.stores.buffer import BufferedMessage
@@ -70,7 +70,7 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
       "what did you recommend for dinner?" finds what the bot said.
 
     Both record their ``visibility`` ("public", or "private" for a DM or a private answer:
-    bot.privacy); the memory adds the owner (`user_id`) and the scope.
+    bot.turn.privacy); the memory adds the owner (`user_id`) and the scope.
 
     bench/retrieval_eval.py measured these units on both of its datasets (figures in
     bench/README.md): the message alone recalls better than the whole exchange as one text,

@@ -155,7 +155,7 @@ m006_deferred_memory_writes = Migration(
     ("ALTER TABLE memory_writes ADD COLUMN deferred_json TEXT",),
 )
 
-# A person's rows found without a scan: their buffer rows for a forget (memory.erasure), and
+# A person's rows found without a scan: their buffer rows for a forget (memory.stores.erasure), and
 # traces by age for the retention period.
 m007_person_and_age_indexes = Migration(
     7,

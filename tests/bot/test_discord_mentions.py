@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.errors import sentence_for
-from bot.history import QUOTE_MARK
+from bot.turn.history import QUOTE_MARK
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, answer, sent_by_bot, shows
 from tests.fakes.openai_server import FakeOpenAI

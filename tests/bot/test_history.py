@@ -1,11 +1,11 @@
-"""bot.history: the asker's own exchanges stay a conversation; everyone else's words, and the
+"""bot.turn.history: the asker's own exchanges stay a conversation; everyone else's words, and the
 bot's answers to them, reach the model as quotes with who wrote them."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.history import QUOTE_MARK, history_messages
+from bot.turn.history import QUOTE_MARK, history_messages
 from memory.stores.buffer import BufferedMessage
 
 ALICE, BOB = "200000000000000001", "200000000000000002"

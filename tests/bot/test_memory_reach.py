@@ -1,4 +1,4 @@
-"""bot.memory_reach over a real memory: a reach of several scopes is searched, listed and
+"""bot.turn.memory_reach over a real memory: a reach of several scopes is searched, listed and
 forgotten as one; "everything public" leaves private items out however many crowd the top."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory_reach import PUBLIC_FETCH_MAX, export_reach, forget_reach, list_reach, search_reach
-from bot.privacy import MemoryPolicy, Reach
-from memory.embeddings import OpenAIEmbedder
+from bot.turn.memory_reach import PUBLIC_FETCH_MAX, export_reach, forget_reach, list_reach, search_reach
+from bot.turn.privacy import MemoryPolicy, Reach
+from memory.semantic.embeddings import OpenAIEmbedder
 from memory.semantic import UserMemory, open_user_memory
 from tests.bot.conftest import ALICE, GUILD, OTHER_GUILD
 from tests.fakes.openai_server import FakeOpenAI

@@ -12,7 +12,7 @@ import pytest
 from agent.tools.registry import ToolContext
 from datetime import UTC, datetime
 
-from bot.privacy import MemoryPolicy
+from bot.turn.privacy import MemoryPolicy
 from bot.turn.memory_tools import MAX_FACT_CHARS, MAX_FACTS_PER_TURN, MemoryTools, format_memory_line, memory_lines
 from memory.semantic.embeddings import OpenAIEmbedder
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for

@@ -19,7 +19,7 @@ from agent.events import (
     ToolStarted,
 )
 from bot.errors import sentence_for
-from bot.history import QUOTE_MARK
+from bot.turn.history import QUOTE_MARK
 from bot.turn.requests import TurnResult
 from bot.turn.scheduling import Admission
 from bot.process.runtime import Runtime

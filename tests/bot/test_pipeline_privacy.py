@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import chromadb
 from chromadb.api.shared_system_client import SharedSystemClient
 
-from bot.history import QUOTE_MARK
+from bot.turn.history import QUOTE_MARK
 from bot.process.runtime import Runtime
 from memory.stores.buffer import BufferedMessage
 from memory.stores.traces import TraceRecord

@@ -1,11 +1,11 @@
-"""bot.privacy.MemoryPolicy: one rule for where a person's items are stored, recalled and
+"""bot.turn.privacy.MemoryPolicy: one rule for where a person's items are stored, recalled and
 managed; what was said in private is never in a public reply's reach."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.privacy import DM_SCOPE, MemoryPolicy, Reach, is_private_scope
+from bot.turn.privacy import DM_SCOPE, MemoryPolicy, Reach, is_private_scope
 
 G = "100000000000000001"
 PLACE = MemoryPolicy(operator_global=False)

@@ -1,4 +1,4 @@
-"""memory.erasure: a person's rows (buffer messages, the bot's answers to them, traces, deferred
+"""memory.stores.erasure: a person's rows (buffer messages, the bot's answers to them, traces, deferred
 writes) are deleted everywhere or in one server, nobody else's; checked by reading the file
 with sqlite3 itself; and TraceStore.prune keeps traces for the retention period only."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
-from memory.erasure import ErasedRows, PersonErasure
+from memory.stores.erasure import ErasedRows, PersonErasure
 from memory.stores.traces import TraceRecord, TraceStore
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 from tests.memory.conftest import T0

@@ -7,7 +7,7 @@ edits, followups past 2,000 characters); a turn that outlives the interaction's 
 in channel messages (a DM when private). `private` answers ephemerally; `trace` posts the steps
 in a thread under the answer (for a private answer, as private followups instead: a public
 thread would leak it). A private answer stays out of the channel's conversation (nobody else's
-turn reads it) and what it stores is recalled only in the asker's private answers (bot.privacy).
+turn reads it) and what it stores is recalled only in the asker's private answers (bot.turn.privacy).
 `image` goes to the model when it can see images (bot.discord_app.images).
 With auto-thread on (bot.settings.place), a public /ask in a text channel opens a public thread
 named from the question and the answer grows there (the response in the channel points to it).

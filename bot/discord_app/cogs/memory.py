@@ -2,7 +2,7 @@
 
 Everything is ephemeral. In a guild it covers what the person said in that guild (in public
 and in private answers; everywhere with MEMORY_SCOPE=global), in a DM (private to them)
-everything they said anywhere: bot.privacy. Forgetting asks for confirmation first, then
+everything they said anywhere: bot.turn.privacy. Forgetting asks for confirmation first, then
 erases all the bot keeps of their words there (bot.forgetting) and says what.
 """
 

@@ -6,12 +6,12 @@ question with its attachments' text and images' descriptions, the steps, the ans
 memory writes of their turns deferred while the semantic memory was down (the items' text).
 ``PersonErasure.erase`` deletes all of those, in every place or in one server, and returns how
 many of each; the semantic memory's items are the caller's (its own store). Deleted content is
-zeroed in the file (memory.database sets ``secure_delete``) and the WAL is checkpointed and
+zeroed in the file (memory.stores.database sets ``secure_delete``) and the WAL is checkpointed and
 emptied after an erasure, so the words are gone from the bytes on disk too.
 
 The bot's answer to a question is the "assistant" row stored with it: in the same channel, at
 the same time, right after it (the turn stores both at once); that pairing is how an answer is
-found to be someone's. Token counts (memory.usage) hold no words and are kept for the budgets.
+found to be someone's. Token counts (memory.stores.usage) hold no words and are kept for the budgets.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """

@@ -11,9 +11,9 @@ member wrote when another member asks).
 
 Which person an answer of the bot answered is read from the buffer's pairs: the persister
 stores a turn's question and answer together, the answer right after the question, with the
-same time (bot.persistence). An answer whose question is not in the window is quoted too.
+same time (bot.turn_store.persistence). An answer whose question is not in the window is quoted too.
 
-Part of bot/: pure functions over memory.buffer's records.
+Part of bot/: pure functions over memory.stores.buffer's records.
 """
 
 from __future__ import annotations

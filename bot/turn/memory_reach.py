@@ -1,4 +1,4 @@
-"""Reading and erasing a person's semantic memory over a ``bot.privacy.Reach``.
+"""Reading and erasing a person's semantic memory over a ``bot.turn.privacy.Reach``.
 
 The memory's own API takes one scope (or all of them) per call; a reach of several scopes is
 one call per scope, in turn, merged: search hits by their fused score (best first; each scope's ranking
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.privacy import Reach, is_private_scope
+from bot.turn.privacy import Reach, is_private_scope
 from bot.stores import PersonMemoryStore, UserMemoryStore
 from memory.semantic import MemoryHit
 

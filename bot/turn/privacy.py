@@ -13,7 +13,7 @@ says its visibility:
 
 So what was said in private never comes back in a public reply, whatever the settings: with
 MEMORY_SCOPE=global a public reply sees the person's public items of every server, never a
-private one. A place's `memory` setting (bot.place_settings) narrows: "server" keeps it to the
+private one. A place's `memory` setting (bot.settings.place) narrows: "server" keeps it to the
 place even when the operator chose global, "off" neither recalls nor stores; "global" widens
 only where the operator allows it.
 
