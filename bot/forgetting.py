@@ -7,7 +7,9 @@ answers there recall; a DM, or MEMORY_SCOPE=global: everywhere), in this order:
    memory writes of theirs deferred while the memory was down;
 2. the semantic memory's items (bot.turn.memory_reach).
 The file goes first so that no deferred write of theirs can land after the memory is cleared;
-a failure part-way is told as one sentence, and forgetting again finishes the job.
+a failure part-way is told as one sentence, and forgetting again finishes the job. A turn of
+theirs still running while they forget is stored when it ends (it is not waited for): what it
+stores is theirs to forget again.
 
 Part of bot/: joins memory/'s stores; knows nothing of Discord.
 """
