@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.events import AgentEvent
+from bot.forgetting import Forgotten
 from bot.settings.place import PlaceSettings
 from bot.turn.requests import TurnRequest, TurnResult
 from bot.turn.scheduling import Admission
@@ -55,7 +56,7 @@ class PersonMemory(Protocol):
 
     async def memory_items(self, user_id: str, guild_id: str | None) -> list[MemoryHit]: ...
     async def memory_export(self, user_id: str, guild_id: str | None) -> list[dict[str, Any]]: ...
-    async def memory_forget(self, user_id: str, guild_id: str | None) -> int: ...
+    async def memory_forget(self, user_id: str, guild_id: str | None) -> Forgotten: ...
 
 
 class ChannelAdmin(Protocol):

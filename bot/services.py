@@ -8,29 +8,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from bot.turn.scheduling import TurnScheduler
+from bot.forgetting import Forgotten, PersonRows, forget_person
+from bot.turn.memory_reach import export_reach, list_reach
+from bot.turn.privacy import MemoryPolicy, Reach
+from bot.settings.place import PlaceSettings
 from bot.stores import BufferStore, PersonMemoryStore, TraceStoreLike
+from bot.turn.scheduling import TurnScheduler
+from memory.semantic import MemoryHit
 from memory.stores.buffer import BufferedMessage
-from memory.semantic import MemoryHit, scope_for
 from memory.stores.traces import TraceRecord
 
-__all__ = ["ChannelService", "PersonMemoryService", "TraceService", "manage_scope"]
+__all__ = ["ChannelService", "PersonMemoryService", "ServerSettings", "TraceService"]
 
 CHATTER_MAX_CHARS = 4000
 
 
-def manage_scope(guild_id: str | None, *, global_scope: bool) -> str | None:
-    """What a person sees/exports/forgets: in a guild, what recall sees there (that guild, or
-    everything with MEMORY_SCOPE=global); in a DM (private to them), everything they said
-    anywhere."""
-    if guild_id is None or global_scope:
-        return None
-    return scope_for(guild_id)
+class ServerSettings(Protocol):
+    """A place's settings (bot.settings.place.PlaceSettingsService)."""
+
+    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
 
 
 class TraceService:
@@ -83,26 +84,35 @@ class TraceService:
 
 
 class PersonMemoryService:
-    """A person's memory here (see ``manage_scope``)."""
+    """A person's memory here: where it reaches is bot.turn.privacy's ``MemoryPolicy.manage`` (a
+    server's own `memory` setting counts); a forget erases their words there everywhere the
+    bot keeps them (bot.forgetting), the SQLite ``rows`` included."""
 
-    def __init__(self, memory: PersonMemoryStore, *, global_scope: bool) -> None:
+    def __init__(self, memory: PersonMemoryStore, *, policy: MemoryPolicy | None = None,
+                 places: ServerSettings | None = None, rows: PersonRows | None = None) -> None:
         self._memory = memory
-        self._global = global_scope
+        self._policy = policy or MemoryPolicy()
+        self._places = places
+        self._rows = rows
 
-    def _scope(self, guild_id: str | None) -> str | None:
-        return manage_scope(guild_id, global_scope=self._global)
+    def reach(self, guild_id: str | None) -> Reach:
+        """What the person's memory commands cover here."""
+        setting = None
+        if guild_id is not None and self._places is not None:
+            setting = self._places.for_place(guild_id, ()).memory  # the server's own value
+        return self._policy.manage(guild_id, setting)
 
     async def memory_items(self, user_id: str, guild_id: str | None) -> list[MemoryHit]:
         """What the bot remembers of this person here, oldest first."""
-        return await self._memory.list(user_id, scope=self._scope(guild_id))
+        return await list_reach(self._memory, user_id, self.reach(guild_id))
 
     async def memory_export(self, user_id: str, guild_id: str | None) -> list[dict[str, Any]]:
         """The same items as JSON-safe dicts: id, text, scope, created_at (ISO), metadata."""
-        return await self._memory.export(user_id, scope=self._scope(guild_id))
+        return await export_reach(self._memory, user_id, self.reach(guild_id))
 
-    async def memory_forget(self, user_id: str, guild_id: str | None) -> int:
-        """Erase what the bot remembers of this person here; returns how many items."""
-        return await self._memory.forget(user_id, scope=self._scope(guild_id))
+    async def memory_forget(self, user_id: str, guild_id: str | None) -> Forgotten:
+        """Erase what the bot keeps of this person's words here; what was erased, by kind."""
+        return await forget_person(self._memory, self._rows, user_id, self.reach(guild_id))
 
 
 class ChannelService:

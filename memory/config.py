@@ -68,6 +68,7 @@ class MemorySettings:
     embedding_base_url: str = OPENAI_DEFAULT_BASE_URL
     embedding_api_key: str = field(default="", repr=False)
     buffer_retention_days: int = 90
+    trace_retention_days: int = 30
 
     @property
     def memory_cache_bytes(self) -> int:
@@ -135,6 +136,7 @@ def _read(env: Mapping[str, str]) -> MemorySettings:
         embedding_base_url=base_url,
         embedding_api_key=api_key,
         buffer_retention_days=read_int(env, "BUFFER_RETENTION_DAYS", 90, low=0),
+        trace_retention_days=read_int(env, "TRACE_RETENTION_DAYS", 30, low=0),
     )
 
 

@@ -261,12 +261,12 @@ class ConsoleChat:
             else:
                 self.console.print(Text(data))
         elif sub == "forget":
-            answer = await self._input("Erase everything I remember about you? [y/N] ")
+            answer = await self._input("Erase everything I keep of what you said? [y/N] ")
             if (answer or "").strip().lower() not in ("y", "yes"):
                 self.console.print(Text("Kept.", style="dim"))
                 return
-            count = await services.memory.memory_forget(self.user_id, None)
-            self.console.print(Text(f"Erased {count} item(s).", style="green"))
+            forgotten = await services.memory.memory_forget(self.user_id, None)
+            self.console.print(Text(forgotten.summary(), style="green"))
         else:
             self.console.print(Text("Use /memory, /memory export [file] or /memory forget.", style="yellow"))
 

@@ -123,8 +123,9 @@ def request_from_message(message: discord.Message, text: str, thread: discord.Th
 
 def request_from_interaction(interaction: discord.Interaction, text: str, *, want_trace: bool,
                              thread: discord.Thread | None = None,
-                             images: tuple[ImageInput, ...] = ()) -> TurnRequest:
-    """A slash command as a turn request (answered in ``thread`` when the bot opened one)."""
+                             images: tuple[ImageInput, ...] = (), private: bool = False) -> TurnRequest:
+    """A slash command as a turn request (answered in ``thread`` when the bot opened one;
+    ``private``: answered only to the asker)."""
     channel_id, parent_id = place_of(thread if thread is not None else interaction.channel)
     return TurnRequest(
         user_id=str(interaction.user.id),
@@ -136,4 +137,5 @@ def request_from_interaction(interaction: discord.Interaction, text: str, *, wan
         interaction_id=str(interaction.id),
         want_trace=want_trace,
         images=images,
+        private=private,
     )

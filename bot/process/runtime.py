@@ -17,8 +17,9 @@ notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, th
 (the pipeline's context budget keeps the catalog size it had at start-up). A store that cannot
 open raises memory's StoreUnavailable / SchemaVersionError (one clear line, shown by
 bot.__main__), after closing whatever was already open. Used by the console chat and the Discord client alike.
-With BUFFER_RETENTION_DAYS > 0, channel messages older than that are pruned at start-up and
-then once a day by a background task (stopped on close). Memory writes whose turn was never
+With BUFFER_RETENTION_DAYS > 0, channel messages older than that (and with
+TRACE_RETENTION_DAYS > 0, traces older than that) are pruned at start-up and then once a day
+by a background task (stopped on close). Memory writes whose turn was never
 stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
 for those older than RECONCILE_GRACE_S (bot.turn_store.reconcile); writes deferred while the memory store
 was down are made at start-up and every DEFERRED_INTERVAL_S. While turns fail or queue up, or
@@ -48,11 +49,13 @@ from bot.settings.budgets import TokenBudget
 from bot.settings.config import Settings
 from bot.process.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
+from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.reconcile import reconcile_memory, write_deferred
 from bot.services import ChannelService, PersonMemoryService, TraceService
 from bot.turn.agent import TurnAgents
+from memory.stores.erasure import PersonErasure
 from memory.stores.buffer import ChannelBuffer
 from memory.stores.database import Database
 from memory.errors import StoreUnavailable
@@ -146,9 +149,10 @@ class Runtime:
                                max_steps=s.agent.max_steps)
             self.agents = TurnAgents(self.agent, s.models, s.agent)
             stack.push_async_callback(self.agents.aclose)
+            policy = MemoryPolicy(operator_global=s.memory.memory_scope == "global")
             rules = SettingRules(s.models, tool_names=lambda: self.tools.names(),
                                  mcp_servers=[server.name for server in s.mcp.servers],
-                                 operator_global_memory=s.memory.memory_scope == "global",
+                                 operator_global_memory=policy.operator_global,
                                  cooldown_floor_s=s.user_cooldown_s)
             self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
                                                now=lambda: datetime.now(UTC))
@@ -157,11 +161,11 @@ class Runtime:
                                       guild_daily=s.features.guild_daily_tokens, now=self._now)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
-                                         budget=self.budget)
+                                         budget=self.budget, policy=policy)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
-                memory=PersonMemoryService(self.user_memory,
-                                           global_scope=s.memory.memory_scope == "global"),
+                memory=PersonMemoryService(self.user_memory, policy=policy,
+                                           places=self.places, rows=PersonErasure(self.db)),
                 channels=ChannelService(self.buffer, self.pipeline.scheduler,
                                         now=lambda: datetime.now(UTC)),
                 places=self.places)
@@ -179,9 +183,9 @@ class Runtime:
             stack.push_async_callback(_cancel, lag)
             health = asyncio.create_task(self._log_health(), name="health-line")
             stack.push_async_callback(_cancel, health)
-            if s.memory.buffer_retention_days > 0:
-                await self.prune_buffer()
-                pruner = asyncio.create_task(self._prune_daily(), name="buffer-retention")
+            if s.memory.buffer_retention_days > 0 or s.memory.trace_retention_days > 0:
+                await self.prune_old()
+                pruner = asyncio.create_task(self._prune_daily(), name="retention")
                 stack.push_async_callback(_cancel, pruner)
         except BaseException:
             await stack.aclose()
@@ -199,20 +203,24 @@ class Runtime:
             self.agent.tools = self.tools
         log.info("tools now: %s", ", ".join(self.tools.names()))
 
-    async def prune_buffer(self) -> int:
-        """Delete channel messages older than BUFFER_RETENTION_DAYS (0: keep all); how many."""
-        days = self.settings.memory.buffer_retention_days
-        if days <= 0:
-            return 0
-        return await self.buffer.prune(datetime.now(UTC) - timedelta(days=days))
+    async def prune_old(self) -> int:
+        """Delete channel messages older than BUFFER_RETENTION_DAYS and traces older than
+        TRACE_RETENTION_DAYS (0: keep all); how many rows."""
+        now = datetime.now(UTC)
+        pruned = 0
+        if (days := self.settings.memory.buffer_retention_days) > 0:
+            pruned += await self.buffer.prune(now - timedelta(days=days))
+        if (days := self.settings.memory.trace_retention_days) > 0:
+            pruned += await self.traces.prune(now - timedelta(days=days))
+        return pruned
 
     async def _prune_daily(self) -> None:
         while True:
             await asyncio.sleep(self._prune_interval_s)
             try:
-                await self.prune_buffer()
+                await self.prune_old()
             except Exception:
-                log.exception("pruning the channel buffer failed; trying again next time")
+                log.exception("pruning old messages and traces failed; trying again next time")
 
     async def _log_health(self) -> None:
         while True:

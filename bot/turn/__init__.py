@@ -6,6 +6,9 @@
 - `context_budget`: fit_context, what is sent to the model within a token budget.
 - `agent`: TurnAgents, the agent a turn runs with the place's persona, model and tools.
 - `memory_tools`: MemoryTools, the turn's `recall_memory` and `remember` tools.
+- `privacy`: MemoryPolicy, where a person's items are stored, recalled and managed.
+- `memory_reach`: searching, listing and forgetting a person's memory over a policy's Reach.
+- `history`: the channel's messages as a turn's chat history, other people's words quoted.
 - `images`: ImageIntake, images attached to a question, checked and converted.
 - `tracking`: TurnTracker, the turns in flight, for graceful shutdown.
 

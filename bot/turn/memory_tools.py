@@ -1,7 +1,7 @@
 """The per-turn memory tools: `recall_memory(query)` and `remember(fact)`.
 
-Both act for the person who asked, in the place they asked: the user and the place come from
-the runtime's ToolContext, never from the model (the tools have no user parameter, and the
+Both act for the person who asked, in the place they asked: the user comes from the runtime's
+ToolContext and where recall looks from the turn (bot.turn.privacy), never from the model (the tools have no user parameter, and the
 schema refuses extra arguments). `remember` does not write at once: it collects the fact in
 the turn's `pending` list, and the pipeline stores it with the rest of the turn, so that a turn
 that fails stores nothing (no half turn).
@@ -22,12 +22,15 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
+from bot.turn.memory_reach import search_reach
+from bot.turn.privacy import MemoryPolicy, Reach
+from bot.stores import UserMemoryStore
 from memory.errors import StoreUnavailable
+from memory.semantic import MemoryHit
 from memory.semantic.ranking import tokenize
-from memory.semantic import MemoryHit, scope_for
 
 __all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
 
@@ -86,71 +89,65 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
     return lines
 
 
-class MemorySearch(Protocol):
-    async def search(self, user_id: str, query: str, k: int = 5,
-                     scope: str | None = None) -> list[MemoryHit]: ...
-
-
 class MemoryTools:
-    """The two memory tools of one store; `for_turn` binds `remember` to a turn's pending list.
+    """The two memory tools of one store; `for_turn` binds them to a turn: `recall_memory` to
+    where the turn may recall (a bot.turn.privacy.Reach), `remember` to the turn's pending list.
 
-    `recall_memory` is built once per scope rule (the place's, everywhere); `remember` is
-    built per turn around that turn's list (about a millisecond).
+    The tools' schemas are derived once here, not per turn (every turn of a burst builds its
+    registry on the event loop): a turn's tools are copies with their own functions.
     """
 
-    def __init__(self, memory: MemorySearch, *, global_scope: bool = False, k: int = 5,
+    def __init__(self, memory: UserMemoryStore, *, policy: MemoryPolicy | None = None, k: int = 5,
                  timeout_s: float | None = None) -> None:
-        self._timeout_s = timeout_s
-        self._global_scope = global_scope
         self._memory = memory
-        self._recall = {wide: self._recall_tool(memory, k, wide) for wide in (False, True)}
+        self._policy = policy or MemoryPolicy()
+        self._k = k
+        self._recall = Tool.from_function(_recall_in(memory, None, self._policy, k), timeout_s=timeout_s)
         self._remember = Tool.from_function(_remember_into([]), timeout_s=timeout_s)  # a turn's: for_turn
 
-    def _recall_tool(self, memory: MemorySearch, k: int, wide: bool) -> Tool:
-        async def recall_memory(ctx: ToolContext, query: str) -> str:
-            """Search what this person told you in earlier conversations (their memory, here).
-
-            Args:
-                query: what to look for, in a few words (e.g. "favourite tea", "trip last week")
-            """
-            query = query.strip()
-            if not query:
-                raise ToolError("query is empty; say in a few words what to look for")
-            hits = await memory.search(ctx.user_id, query, k=k,
-                                       scope=None if wide else scope_for(ctx.guild_id))
-            if not hits:
-                return "Nothing remembered about that."
-            return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))
-
-        return Tool.from_function(recall_memory, timeout_s=self._timeout_s)
-
-    async def recall_lines(self, user_id: str, query: str, guild_id: str | None, *, k: int,
-                           max_chars: int, global_scope: bool | None = None) -> list[str] | None:
-        """The person's memories for a turn's prompt (`memory_lines`); None when the memory
-        store cannot be reached (logged): the turn is answered without memory, saying so."""
+    async def recall_lines(self, user_id: str, query: str, reach: Reach, *, k: int,
+                           max_chars: int) -> list[str] | None:
+        """The person's memories within ``reach`` for a turn's prompt (`memory_lines`); None
+        when the memory store cannot be reached (logged): the turn is answered without memory,
+        saying so."""
         try:
-            hits = await self._memory.search(user_id, query, k=k,
-                                             scope=self.recall_scope(guild_id, global_scope=global_scope))
+            hits = await search_reach(self._memory, user_id, query, k, reach)
         except StoreUnavailable as exc:
             log.warning("recall for user %s failed, answering without memory: %s", user_id, exc)
             return None
         return memory_lines(hits, max_chars=max_chars)
 
-    def recall_scope(self, guild_id: str | None, *, global_scope: bool | None = None) -> str | None:
-        """Where recall looks: the place's own scope, or everywhere when ``global_scope`` (by
-        default the operator's MEMORY_SCOPE=global)."""
-        wide = self._global_scope if global_scope is None else global_scope
-        return None if wide else scope_for(guild_id)
-
-    def for_turn(self, pending: list[str], *, global_scope: bool | None = None) -> ToolRegistry:
-        """A registry with both tools; `remember` appends to ``pending`` (stored by the pipeline
-        with the rest of the turn); recall looks where ``recall_scope`` says. The tools'
-        schemas are derived once, not per turn (every turn of a burst builds this registry on
-        the event loop)."""
+    def for_turn(self, pending: list[str], reach: Reach | None = None) -> ToolRegistry:
+        """A registry with both tools: recall looks within ``reach`` (None: where a public turn
+        of the tool context's place may, by the policy); `remember` appends to ``pending``
+        (stored by the pipeline with the rest of the turn)."""
         registry = ToolRegistry()
-        registry.register(self._recall[self._global_scope if global_scope is None else global_scope])
+        registry.register(self._recall if reach is None else
+                          dataclasses.replace(self._recall, fn=_recall_in(self._memory, reach, self._policy, self._k)))
         registry.register(dataclasses.replace(self._remember, fn=_remember_into(pending)))
         return registry
+
+
+def _recall_in(memory: UserMemoryStore, reach: Reach | None, policy: MemoryPolicy, k: int) -> ToolFn:
+    """The `recall_memory` tool's function, searching within ``reach`` (None: the public reach
+    of the context's place)."""
+
+    async def recall_memory(ctx: ToolContext, query: str) -> str:
+        """Search what this person told you in earlier conversations (their memory, here).
+
+        Args:
+            query: what to look for, in a few words (e.g. "favourite tea", "trip last week")
+        """
+        query = query.strip()
+        if not query:
+            raise ToolError("query is empty; say in a few words what to look for")
+        where = reach if reach is not None else policy.recall(ctx.guild_id, False, None)
+        hits = await search_reach(memory, ctx.user_id, query, k, where)
+        if not hits:
+            return "Nothing remembered about that."
+        return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))
+
+    return recall_memory
 
 
 def _remember_into(pending: list[str]) -> ToolFn:

@@ -10,8 +10,10 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    graceful shutdown (bot.turn.tracking). A person or server over its daily token budget gets
    one sentence (bot.settings.budgets), read here so that no await precedes the queue.
 3. Read the place's settings (bot.settings.place: persona, model, tools, memory scope,
-   cooldown; a channel's override its server's), the channel's buffer window, recall the
-   person's memories for this place, fit all of it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
+   cooldown; a channel's override its server's), the channel's buffer window (other people's
+   messages quoted with who wrote them: bot.turn.history), recall the person's memories where
+   bot.turn.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
+   it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
    run the place's agent (bot.turn.agent) with per-turn memory tools, streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
    start pass ``pacer`` (bot.process.pacing): turns woken together start them a time budget's
@@ -51,18 +53,19 @@ from bot.settings.budgets import TokenBudget
 from bot.settings.config import Settings
 from bot.turn.context_budget import fit_context
 from bot.errors import sentence_for, with_memory_notice
-from bot.process.health import HealthLog
+from bot.turn.history import history_messages
 from bot.interfaces import EventCallback
-from bot.turn.memory_tools import MemoryTools
+from bot.turn.privacy import MemoryPolicy, Reach
+from bot.process.health import HealthLog
 from bot.process.pacing import LoopPacer
-from bot.turn_store.persistence import TurnPersister, has_visible_text
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
-from bot.turn.requests import TurnRequest, TurnResult
-from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
 from bot.stores import BufferStore, TraceStoreLike, UserMemoryStore
 from bot.turn.agent import TurnAgents
+from bot.turn.memory_tools import MemoryTools
+from bot.turn.requests import TurnRequest, TurnResult
+from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
 from bot.turn.tracking import TurnTracker
-from memory.stores.buffer import BufferedMessage
+from bot.turn_store.persistence import TurnPersister, has_visible_text
 from memory.stores.database import Database
 from memory.errors import MemoryStoreError
 from memory.tokens import estimate_tokens
@@ -111,7 +114,7 @@ class TurnPipeline:
                  places: PlaceLookup | None = None, agents: TurnAgents | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 budget: TokenBudget | None = None) -> None:
+                 budget: TokenBudget | None = None, policy: MemoryPolicy | None = None) -> None:
         self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
         self._places = places or _OperatorDefaults()
         self._budget = budget  # daily token budgets (bot.settings.budgets); None: no limits
@@ -119,12 +122,13 @@ class TurnPipeline:
         self._memory = user_memory
         self._settings = settings
         self._clock = clock
-        self._memory_tools = MemoryTools(user_memory,
-                                         global_scope=settings.memory.memory_scope == "global",
-                                         k=RECALL_K, timeout_s=settings.agent.tool_timeout_s)
+        self.policy = policy or MemoryPolicy(operator_global=settings.memory.memory_scope == "global")
+        self._memory_tools = MemoryTools(user_memory, policy=self.policy, k=RECALL_K,
+                                         timeout_s=settings.agent.tool_timeout_s)
         self.scheduler = TurnScheduler(settings.max_concurrent_turns)
         self.tracker = TurnTracker()
-        self.persister = TurnPersister(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now)
+        self.persister = TurnPersister(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now,
+                                       policy=self.policy)
         self._cooldowns = Cooldowns()
         self.user_turns = UserTurns()  # at most MAX_TURNS_PER_USER of one person in flight
         self.health = HealthLog()
@@ -229,9 +233,9 @@ class TurnPipeline:
             try:
                 async with asyncio.timeout(self._settings.turn_timeout_s):
                     mark = self._clock()
-                    remember = place.memory != "off"
-                    wide = None if place.memory is None else place.memory == "global"
-                    history, recalled = await self._context(req, question, remember, wide)
+                    remember = self.policy.remembers(place.memory)
+                    reach = self.policy.recall(req.guild_id, req.private, place.memory)
+                    history, recalled = await self._context(req, question, reach if remember else None)
                     recall_ms = (self._clock() - mark) * 1000.0
                     persona_tokens = estimate_tokens(place.persona) if place.persona else 0
                     budget = fit_context(question, history, recalled or [],
@@ -240,7 +244,7 @@ class TurnPipeline:
                     pending: list[str] = []
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
                                           guild_id=req.guild_id, display_name=req.display_name)
-                    tools = self._memory_tools.for_turn(pending, global_scope=wide) if remember else None
+                    tools = self._memory_tools.for_turn(pending, reach) if remember else None
                     await self.pacer.wait()  # the prompt and the first model request (bot.process.pacing)
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
@@ -291,26 +295,20 @@ class TurnPipeline:
             store_ms=store_ms,
         )
 
-    async def _context(self, req: TurnRequest, question: str, recall: bool,
-                       wide: bool | None) -> tuple[list[dict], list[str] | None]:
+    async def _context(self, req: TurnRequest, question: str,
+                       reach: Reach | None) -> tuple[list[dict], list[str] | None]:
+        """The channel's history (others' messages quoted: bot.turn.history) and the memories
+        ``reach`` allows (None: memory is off here)."""
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
-        history = [self._history_message(m, req.user_id) for m in recent]
-        if not recall:
+        history = history_messages(recent, req.user_id)
+        if reach is None:
             return history, []
         await self.pacer.wait()  # the query's embedding request (bot.process.pacing)
         memories = await self._memory_tools.recall_lines(
-            req.user_id, question[:RECALL_QUERY_CHARS], req.guild_id, k=RECALL_K,
-            max_chars=MEMORY_LINE_CHARS, global_scope=wide)  # None: the store is down, answer without memory
+            req.user_id, question[:RECALL_QUERY_CHARS], reach, k=RECALL_K,
+            max_chars=MEMORY_LINE_CHARS)  # None: the store is down, answer without memory
         return history, memories
-
-    @staticmethod
-    def _history_message(m: BufferedMessage, asker_id: str) -> dict:
-        if m.role == "assistant":
-            return {"role": "assistant", "content": m.content}
-        if m.role == "user" and m.author_id == asker_id:
-            return {"role": "user", "content": m.content}
-        return {"role": "user", "content": f"[{m.author_name or m.author_id}]: {m.content}"}
 
     async def _emit(self, on_event: EventCallback | None, event: AgentEvent) -> None:
         if on_event is None:

@@ -18,7 +18,9 @@ class TurnRequest:
     front end (the pipeline always stores a trace of an answered turn). ``parent_channel_id``:
     the channel a thread belongs to, whose settings the thread inherits (bot.settings.place);
     the thread keeps its own buffer under ``channel_id``. ``images`` go to the model with the
-    question (bot.turn.images); ``text`` names them, and only the text is stored."""
+    question (bot.turn.images); ``text`` names them, and only the text is stored. ``private``:
+    answered only to the asker (a private /ask): the turn never enters the channel's buffer, and
+    what it stores is recalled only in the asker's private answers (bot.turn.privacy)."""
 
     user_id: str
     display_name: str
@@ -30,6 +32,7 @@ class TurnRequest:
     want_trace: bool = False
     parent_channel_id: str | None = None
     images: tuple[ImageInput, ...] = ()
+    private: bool = False
 
     @property
     def place_channels(self) -> tuple[str, ...]:

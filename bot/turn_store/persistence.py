@@ -12,7 +12,9 @@ later. Question and answer are stored together at the end of the turn
 (same time, in order), so the buffer holds whole exchanges in the order the channel answered
 them. A turn cancelled while storing finishes storing before the cancellation goes on.
 
-A turn that did not end answered (step limit, no usable answer) stores its trace only: a
+A private answer (a private /ask, bot.turn.requests) stores no buffer rows: it never reaches the
+channel's conversation, so no other person's turn reads it; its memory items go to the scope
+bot.turn.privacy gives it. A turn that did not end answered (step limit, no usable answer) stores its trace only: a
 non-answer in the buffer would be inherited by every later turn of the channel, and nothing
 was learned.
 
@@ -33,11 +35,13 @@ from typing import Any
 from agent.events import AgentEvent, RunEnded
 from bot.turn_store.coalescing import CoalescingAdder
 from bot.errors import sentence_for
+from bot.turn.history import answered_person
+from bot.turn.privacy import MemoryPolicy, Visibility
 from bot.turn.requests import TurnRequest
 from bot.stores import BufferStore, TraceStoreLike, Transactional, UserMemoryStore
 from memory.stores.buffer import BufferedMessage
 from memory.errors import StoreUnavailable
-from memory.semantic import AddItem, scope_for
+from memory.semantic import AddItem
 from memory.stores.traces import TraceRecord
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 
@@ -53,25 +57,31 @@ CONTEXT_MAX_AGE_S = 3 * 3600.0   # an older message before it is another convers
 
 
 def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, *,
-                   previous: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+                   previous: str | None = None,
+                   visibility: Visibility = "public") -> list[tuple[str, dict[str, Any]]]:
     """What one answered exchange puts in the person's semantic memory: [(text, metadata)].
 
     - The person's message (kind "exchange"). When it is short (at most SHORT_MESSAGE_WORDS
-      words) and `previous` (the channel's message before it) is given, that message rides
-      along as metadata `context`, which the memory embeds and keyword-indexes with the text
-      while showing the text alone: "Yes! It was amazing" is found by what it answered.
+      words) and `previous` (what it answered: the caller's choice, see
+      ``TurnPersister._context_of``) is given, that text rides along as metadata `context`,
+      which the memory embeds and keyword-indexes with the text while showing the text alone:
+      "Yes! It was amazing" is found by what it answered.
     - The bot's answer (kind "reply"), with the person's message as its context, so that
       "what did you recommend for dinner?" finds what the bot said.
+
+    Both record their ``visibility`` ("public", or "private" for a DM or a private answer:
+    bot.turn.privacy); the memory adds the owner (`user_id`) and the scope.
 
     bench/retrieval_eval.py measured these units on both of its datasets (figures in
     bench/README.md): the message alone recalls better than the whole exchange as one text,
     and the reply as an item of its own does not dilute the recall of what the person said.
     """
     q = _clip(question, EXCHANGE_QUESTION_CHARS)
-    message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange"}
+    message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange",
+                               "visibility": visibility}
     if previous and previous.strip() and len(question.split()) <= SHORT_MESSAGE_WORDS:
         message["context"] = _clip(" ".join(previous.split()), CONTEXT_CHARS)
-    reply = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "reply",
+    reply = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "reply", "visibility": visibility,
              "context": _clip(" ".join(question.split()), CONTEXT_CHARS)}
     return [(q, message), (_clip(answer, EXCHANGE_ANSWER_CHARS), reply)]
 
@@ -91,7 +101,7 @@ class TurnPersister:
 
     def __init__(self, buffer: BufferStore, traces: TraceStoreLike, db: Transactional,
                  memory: UserMemoryStore, writes: MemoryWriteLog, *,
-                 now: Callable[[], datetime]) -> None:
+                 now: Callable[[], datetime], policy: MemoryPolicy | None = None) -> None:
         self._buffer = buffer
         self._traces = traces
         self._db = db
@@ -99,6 +109,7 @@ class TurnPersister:
         self._writes = writes
         self._adder = CoalescingAdder(memory)
         self._now = now
+        self._policy = policy or MemoryPolicy()
         self._storing: set[str] = set()
 
     @property
@@ -135,13 +146,15 @@ class TurnPersister:
         self._storing.add(trace_id)
         try:
             if answered and remember:
-                previous = await self._previous_message(req.channel_id, question, when)
-                place = scope_for(req.guild_id)
+                previous = await self._context_of(req, question, answer, when)
+                place = self._policy.store_scope(req.guild_id, req.private)
+                visibility = self._policy.visibility(req.guild_id, req.private)
                 items: list[AddItem] = [
                     (req.user_id, text, meta, place)
-                    for text, meta in exchange_items(req, question, answer, trace_id, previous=previous)]
+                    for text, meta in exchange_items(req, question, answer, trace_id, previous=previous,
+                                                     visibility=visibility)]
                 items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
-                                               "kind": "fact"}, place)
+                                               "kind": "fact", "visibility": visibility}, place)
                           for fact in facts if has_visible_text(fact)]  # an invisible one is refused
                 await self._writes.announce(trace_id, req.user_id, when)
                 announced = True
@@ -172,7 +185,7 @@ class TurnPersister:
         )
         try:
             async with self._db.transaction():
-                if answered:
+                if answered and not req.private:  # a private answer stays out of the channel
                     await self._buffer.append_many([
                         BufferedMessage(channel_id=req.channel_id, guild_id=req.guild_id,
                                         author_id=req.user_id, author_name=req.display_name,
@@ -193,15 +206,21 @@ class TurnPersister:
                     await self._writes.settle(trace_id)
             raise
 
-    async def _previous_message(self, channel_id: str, question: str, now: datetime) -> str | None:
-        """The channel's last message before this turn, for a short message's context
-        (read only for short messages, and only if said within CONTEXT_MAX_AGE_S)."""
+    async def _context_of(self, req: TurnRequest, question: str, answer: str, now: datetime) -> str | None:
+        """What a short message answered, for its context: the channel's last message before
+        this turn (read only for short messages, and only if said within CONTEXT_MAX_AGE_S)
+        when it is the person's own conversation (their message, or the bot's answer to
+        them). When it is another person's (or the bot's answer to another person), the bot's
+        answer to this message stands in for it: it was written in the light of that message,
+        and the other person's words are not kept (nor exported) as this person's."""
         if len(question.split()) > SHORT_MESSAGE_WORDS:
             return None
-        recent = await self._buffer.recent(channel_id, limit=1)
+        recent = await self._buffer.recent(req.channel_id, limit=2)
         if not recent or (now - recent[-1].created_at).total_seconds() > CONTEXT_MAX_AGE_S:
             return None
-        return recent[-1].content
+        last = recent[-1]
+        author = answered_person(recent, len(recent) - 1) if last.role == "assistant" else last.author_id
+        return last.content if author == req.user_id else answer
 
     async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
         """Delete the items just added; True when every one is gone."""

@@ -8,6 +8,7 @@ use and the memory write log, with its numbered migrations.
 - `guild_settings`: GuildSettingsStore, per-server and per-channel settings and their log.
 - `usage`: TokenUsageStore, token use per UTC day, person and place.
 - `write_log`: MemoryWriteLog, a turn's semantic-memory write announced before it is made.
+- `erasure`: PersonErasure, a person's rows deleted from every table (a forget).
 """
 
 from __future__ import annotations

@@ -155,13 +155,7 @@ class ChannelBuffer:
         Deletes in batches, each its own transaction, so a large prune never holds the write
         lock for long (inside a caller's transaction it is all one).
         """
-        cutoff = epoch_us(older_than)
-        total = 0
-        while True:
-            deleted = await self._db.execute(PRUNE_SQL, (cutoff, PRUNE_BATCH))
-            total += deleted
-            if deleted < PRUNE_BATCH:
-                break
+        total = await self._db.delete_in_batches(PRUNE_SQL, epoch_us(older_than), PRUNE_BATCH)
         if total:
             log.info("pruned %d buffered messages older than %s", total, older_than.isoformat())
         return total

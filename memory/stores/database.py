@@ -8,7 +8,8 @@ chat buffer is a fair price for not waiting on an fsync per message. ``busy_time
 second connection (another Database, another process) wait for the write lock instead of
 failing with "database is locked"; every write transaction starts with ``BEGIN IMMEDIATE`` so
 it takes that lock up front, where the wait applies (a deferred transaction that upgrades
-from read to write can fail at once instead).
+from read to write can fail at once instead). ``secure_delete`` overwrites what a delete
+removes (a forget, a prune), so that erased words do not stay in the file's free pages.
 
 One aiosqlite connection per Database, which runs every statement on its own thread; an
 asyncio lock serializes transactions and reads so that no task sees another task's
@@ -222,6 +223,7 @@ class Database:
                 raise StoreUnavailable(f"the database {str(path)!r} cannot use WAL mode (journal_mode={mode})")
             await conn.execute("PRAGMA synchronous = NORMAL")
             await conn.execute("PRAGMA foreign_keys = ON")
+            await conn.execute("PRAGMA secure_delete = ON")  # a deleted row's words are zeroed, not left in free pages
             db = cls(conn, path)
             await db._migrate()
         except BaseException as exc:
@@ -363,6 +365,17 @@ class Database:
         async with self.transaction():
             cursor = await self._conn.execute(sql, params)
             return cursor.rowcount
+
+    async def delete_in_batches(self, sql: str, cutoff: int, batch: int) -> int:
+        """Run a DELETE taking (cutoff, batch) until it deletes fewer than ``batch`` rows, each
+        run its own transaction, so a large delete never holds the write lock for long (inside
+        a caller's transaction it is all one); returns the rows deleted."""
+        total = 0
+        while True:
+            deleted = await self.execute(sql, (cutoff, batch))
+            total += deleted
+            if deleted < batch:
+                return total
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         """Run one writing statement per row, all or none (a savepoint inside a transaction)."""

@@ -155,8 +155,20 @@ m006_deferred_memory_writes = Migration(
     ("ALTER TABLE memory_writes ADD COLUMN deferred_json TEXT",),
 )
 
+# A person's rows found without a scan: their buffer rows for a forget (memory.stores.erasure), and
+# traces by age for the retention period.
+m007_person_and_age_indexes = Migration(
+    7,
+    "m007_person_and_age_indexes",
+    (
+        "CREATE INDEX buffer_messages_author ON buffer_messages (author_id)",
+        "CREATE INDEX traces_time ON traces (created_at_us)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
-                                     m005_token_usage, m006_deferred_memory_writes)
+                                     m005_token_usage, m006_deferred_memory_writes,
+                                     m007_person_and_age_indexes)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

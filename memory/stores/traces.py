@@ -3,7 +3,8 @@
 One row per run: who asked where, the question, the agent's events (their ``to_dict()`` form,
 stored as one JSON text; a value JSON cannot hold is stored as its str()), the outcome, answer,
 step and token counts, and the Discord message or interaction holding the answer. Indexed by
-message id, interaction id and (user, channel, time) for "the last answer I got here".
+message id, interaction id and (user, channel, time) for "the last answer I got here". Traces older than the retention
+period (TRACE_RETENTION_DAYS) are deleted by ``prune``.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -115,6 +116,9 @@ BY_INTERACTION_SQL = (
 LAST_FOR_SQL = (
     "SELECT * FROM traces WHERE user_id = ? AND channel_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
 )
+PRUNE_BATCH = 1000  # traces are large (up to about 1 MB each): smaller batches than the buffer's
+PRUNE_SQL = ("DELETE FROM traces WHERE trace_id IN "
+             "(SELECT trace_id FROM traces WHERE created_at_us < ? LIMIT ?)")
 
 
 class TraceStore:
@@ -164,6 +168,14 @@ class TraceStore:
         require_id("interaction_id", interaction_id)
         row = await self._db.fetchone(BY_INTERACTION_SQL, (interaction_id,))
         return None if row is None else _record_of(row)
+
+    async def prune(self, older_than: datetime) -> int:
+        """Delete traces created before ``older_than`` (the retention period); returns how
+        many. In batches, each its own transaction (inside a caller's, all one)."""
+        total = await self._db.delete_in_batches(PRUNE_SQL, epoch_us(older_than), PRUNE_BATCH)
+        if total:
+            log.info("pruned %d traces older than %s", total, older_than.isoformat())
+        return total
 
     async def last_for(self, user_id: str, channel_id: str) -> TraceRecord | None:
         """The newest trace of ``user_id``'s questions in ``channel_id``, or None."""

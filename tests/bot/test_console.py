@@ -57,7 +57,7 @@ async def test_a_question_shows_its_tool_step_and_trace_and_a_restart_remembers(
     assert "[fact] Their cat is called Miso" in out and "5 item(s):" in out  # 2 turns of 2, 1 fact
     items = json.loads(export.read_text())
     assert {i["metadata"]["kind"] for i in items} == {"exchange", "fact", "reply"}
-    assert "Erased 5 item(s)." in out
+    assert "Done: I forgot 5 memory item(s)" in out
     assert "I don't remember anything about you yet." in out
     assert out.rstrip().endswith("bye")
 

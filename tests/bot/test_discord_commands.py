@@ -183,7 +183,9 @@ async def test_memory_forget_asks_first_and_erases_after_the_click(world: World,
     confirm, _cancel = prompt.custom_ids()
     click = await world.dc.click_button(prompt.id, confirm, world.alice)
     await world.dc.wait_for_response(click, "original_edit")
-    assert prompt.content == "Done: I forgot 2 item(s)." and prompt.components == []
+    assert prompt.content.startswith("Done: I forgot 2 memory item(s), 1 of your message(s) and 1 of my "
+                                     "answer(s) in channel histories, 1 answer trace(s)")
+    assert prompt.components == []
     assert await running.services.memory.memory_items(world.alice, world.guild) == []
 
     fake.reply("Final Answer: I don't know.")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.errors import sentence_for
+from bot.turn.history import QUOTE_MARK
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, answer, sent_by_bot, shows
 from tests.fakes.openai_server import FakeOpenAI
@@ -92,7 +93,7 @@ async def test_other_chatter_is_kept_as_context_only_with_buffer_all_messages(
     await answer(world, await world.dc.user_says(world.general, world.alice, "when is the meeting?",
                                                  mention_bot=True))
     history = [m["content"] for m in fake.requests[-1]["messages"][1:-1]]
-    assert history == ["[bob]: the meeting moved to Thursday"]
+    assert history == [f"{QUOTE_MARK} bob (user {world.bob}) wrote:\n> the meeting moved to Thursday"]
     assert world.dc.identifies[-1]["intents"] & (1 << 15)  # message content: asked for
     assert running.bot.intents.message_content
 

@@ -58,5 +58,5 @@ async def test_the_background_task_prunes_again_on_its_interval(env: dict[str, s
 
 async def test_the_pruning_task_stops_when_the_runtime_closes(env: dict[str, str]) -> None:
     async with Runtime(load_settings({**env, "BUFFER_RETENTION_DAYS": "5"}), prune_interval_s=0.05):
-        assert any(t.get_name() == "buffer-retention" for t in asyncio.all_tasks())
-    assert not any(t.get_name() == "buffer-retention" and not t.done() for t in asyncio.all_tasks())
+        assert any(t.get_name() == "retention" for t in asyncio.all_tasks())
+    assert not any(t.get_name() == "retention" and not t.done() for t in asyncio.all_tasks())

@@ -12,6 +12,7 @@ import pytest
 from agent.tools.registry import ToolContext
 from datetime import UTC, datetime
 
+from bot.turn.privacy import MemoryPolicy
 from bot.turn.memory_tools import MAX_FACT_CHARS, MAX_FACTS_PER_TURN, MemoryTools, format_memory_line, memory_lines
 from memory.semantic.embeddings import OpenAIEmbedder
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
@@ -41,7 +42,7 @@ async def test_recall_finds_only_the_askers_items_in_this_place(memory: UserMemo
 
 
 async def test_recall_with_global_scope_sees_every_place_of_the_asker(memory: UserMemory) -> None:
-    registry = MemoryTools(memory, global_scope=True).for_turn([])
+    registry = MemoryTools(memory, policy=MemoryPolicy(operator_global=True)).for_turn([])
     result = await registry.call("recall_memory", {"query": "cat"}, ALICE_HERE)
     assert "Miso" in result.observation and "other guild" in result.observation
     assert "Rex" not in result.observation

@@ -19,10 +19,11 @@ from agent.events import (
     ToolStarted,
 )
 from bot.errors import sentence_for
-from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items
+from bot.turn.history import QUOTE_MARK
 from bot.turn.requests import TurnResult
 from bot.turn.scheduling import Admission
 from bot.process.runtime import Runtime
+from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items
 from memory.stores.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
 from tests.bot.conftest import (
@@ -447,7 +448,7 @@ async def test_chatter_is_context_with_the_speakers_name(runtime: Runtime, fake:
     fake.reply("Final Answer: Bob suggested pizza.")
     await runtime.pipeline.handle(ask("What did Bob suggest?"))
     history = fake.requests[-1]["messages"][1:-1]
-    assert history == [{"role": "user", "content": "[Bob]: pizza tonight?"}]
+    assert history == [{"role": "user", "content": f"{QUOTE_MARK} Bob (user {BOB}) wrote:\n> pizza tonight?"}]
     assert [m.role for m in await runtime.buffer.recent(CHANNEL)] == ["other", "user", "assistant"]
 
 
@@ -466,9 +467,9 @@ async def test_memory_helpers_respect_the_place(runtime: Runtime, fake: FakeOpen
     json.dumps(exported)  # JSON-safe
     assert len(await runtime.services.memory.memory_items(ALICE, None)) == 6  # a DM shows everything
 
-    assert await runtime.services.memory.memory_forget(ALICE, GUILD) == 2
+    assert (await runtime.services.memory.memory_forget(ALICE, GUILD)).items == 2
     assert len(await runtime.user_memory.list(ALICE)) == 4
-    assert await runtime.services.memory.memory_forget(ALICE, None) == 4
+    assert (await runtime.services.memory.memory_forget(ALICE, None)).items == 4
     assert await runtime.user_memory.list(ALICE) == []
 
 

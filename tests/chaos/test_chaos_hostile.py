@@ -21,7 +21,8 @@ async def test_hostile_input_never_crashes_pings_leaks_or_goes_unanswered(tmp_pa
     assert report.parse_drops >= 1  # the guard was exercised, not bypassed
     assert report.injected_pings_written >= 1 and report.foreign_recalls_refused == 1  # injection obeyed
     assert report.leaks_by_kind() == dict.fromkeys(
-        ("secrets shown", "other traces shown", "items without their turn", "turns without their item",
+        ("secrets shown", "other traces shown", "private words shown", "unquoted injections",
+         "items without their turn", "turns without their item",
          "items of another person", "unsettled writes",
          "secrets an MCP server read", "bot environment readable by an MCP server", "DMs of a stranger answered",
          "traces opened past the answer's channel", "third turns run at once", "keys sent to another host",

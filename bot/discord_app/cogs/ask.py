@@ -6,7 +6,9 @@ first and does everything else after. The deferred response then shows the statu
 edits, followups past 2,000 characters); a turn that outlives the interaction's token goes on
 in channel messages (a DM when private). `private` answers ephemerally; `trace` posts the steps
 in a thread under the answer (for a private answer, as private followups instead: a public
-thread would leak it). `image` goes to the model when it can see images (bot.discord_app.images).
+thread would leak it). A private answer stays out of the channel's conversation (nobody else's
+turn reads it) and what it stores is recalled only in the asker's private answers (bot.turn.privacy).
+`image` goes to the model when it can see images (bot.discord_app.images).
 With auto-thread on (bot.settings.place), a public /ask in a text channel opens a public thread
 named from the question and the answer grows there (the response in the channel points to it).
 """
@@ -96,7 +98,7 @@ class AskCog(commands.Cog):
         # other turns), so the answer shows after the channel's earlier ones
         slot = self.order.take(thread.id if thread is not None else interaction.channel_id or 0)
         req = request_from_interaction(interaction, seen.question(question), want_trace=trace,
-                                       thread=thread, images=seen.images)
+                                       thread=thread, images=seen.images, private=private)
         async with self.traces.answering(req.user_id, req.channel_id):  # until the trace is linked
             try:
                 answer, result = await self._answer(interaction, target, thread, slot, req, seen, admission)

@@ -1,7 +1,9 @@
 """`/memory show | export | forget`: a person sees, downloads or erases what the bot keeps.
 
-Everything is ephemeral. In a guild it covers what the person said in that guild; in a DM
-(private to them) everything they said anywhere. Forgetting asks for confirmation first.
+Everything is ephemeral. In a guild it covers what the person said in that guild (in public
+and in private answers; everywhere with MEMORY_SCOPE=global), in a DM (private to them)
+everything they said anywhere: bot.turn.privacy. Forgetting asks for confirmation first, then
+erases all the bot keeps of their words there (bot.forgetting) and says what.
 """
 
 from __future__ import annotations
@@ -69,11 +71,11 @@ class MemoryCog(commands.Cog):
         user_id, guild_id = self._ids(interaction)
 
         async def erase() -> str:
-            count = await self.store.memory_forget(user_id, guild_id)
-            return f"Done: I forgot {count} item(s)."
+            return (await self.store.memory_forget(user_id, guild_id)).summary()
 
         view = ConfirmView(interaction.user.id, erase)
         view.origin = interaction
         await interaction.response.send_message(
-            "Erase everything I remember about you here? This cannot be undone.", view=view, ephemeral=True
+            "Erase everything I keep of what you said here (memories, your messages and my answers "
+            "in channel histories, answer traces)? This cannot be undone.", view=view, ephemeral=True
         )
