@@ -123,6 +123,10 @@ class ConsoleChat:
     async def run(self) -> int:
         self._reader = _LineReader(asyncio.get_running_loop(), self._readline)
         s = self.runtime.settings
+        if self.runtime.user_memory.loading:
+            self.console.print(Text("Loading the embedding model...", style="dim"))
+            self.console.file.flush()
+            await self.runtime.user_memory.loaded()
         self.console.print(Text(f"Console chat with {s.agent.model} (data in {s.memory.data_dir.resolve()}). "
                                 "Type /help for commands, /quit to leave.", style="dim"))
         while True:

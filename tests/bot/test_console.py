@@ -117,3 +117,11 @@ async def test_the_banner_names_the_data_folder_by_its_full_path(
     code, out, err = await chat({**env, "DATA_DIR": "data"}, tmp_path, "/quit\n")
     assert code == 0, err
     assert f"(data in {(tmp_path / 'data').resolve()})" in out.replace("\n", "")
+
+
+async def test_a_line_says_the_chat_is_starting_before_the_slow_imports_and_stores(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    code, out, err = await chat(env, tmp_path, "/quit\n")
+    assert code == 0, err
+    assert out.splitlines()[0] == "Starting the console chat..."
+    assert out.index("Starting the console chat...") < out.index("Console chat with")
