@@ -13,7 +13,8 @@ heartbeat interval is short, so that a late heartbeat (the bot's event loop bloc
 Graded: a question is lost without an answer, duplicated with more than one; a channel is out
 of order when its answers were delivered, or its turns stored, in another order than asked.
 The bot's RSS is sampled every half second (its start, after the first round as warm-up, the
-end), and after each round with the RSS of its whole process tree (a Chroma worker process);
+end), and after each round with the RSS of its whole process tree (a Chroma worker process),
+its open file descriptors and its threads (each should stay flat once warm);
 queue wait is the pipeline's own `queued_ms` from the bot's log.
 
 Heartbeats are stamped when FakeDiscord's loop reads them, and that loop is the load
@@ -39,7 +40,7 @@ import itertools
 import json
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,7 @@ class LoadReport:
     seconds: float = 0.0
     rss_mb: dict[str, float] = field(default_factory=dict)   # start, after warm-up, end, peak
     rss_rounds: list[tuple[float, float]] = field(default_factory=list)  # after each round: bot, whole tree
+    handles_rounds: list[tuple[int, int]] = field(default_factory=list)  # after each round: the bot's open files, threads
     items_cache_mb: list[float] = field(default_factory=list)  # with memstats: the bot's items cache, per round
     queued_ms: list[float] = field(default_factory=list)
     sent_429: int = 0
@@ -116,12 +118,11 @@ class LoadReport:
     def rss_growth_per_round(self) -> tuple[float, float] | None:
         """MB per round, the bot and its whole tree, over `late_rounds` (a least-squares slope, so
         one round's spike moves it less than a difference of two rounds); None under 3 rounds."""
-        rounds = self.late_rounds()
-        if len(rounds) < 3:
-            return None
-        xs = list(rounds)
-        return tuple(statistics.linear_regression(xs, [self.rss_rounds[r][i] for r in xs]).slope  # type: ignore[return-value]
-                     for i in (0, 1))
+        return _late_slopes(self.rss_rounds)
+
+    def handles_growth_per_round(self) -> tuple[float, float] | None:
+        """Open files and threads gained per round over the last half of the rounds, as for RSS."""
+        return _late_slopes(self.handles_rounds)
 
     def percentile(self, q: float) -> float:
         if not self.queued_ms:
@@ -155,6 +156,25 @@ def _rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def _late_slopes(rows: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Each column's least-squares slope per round over the last half of ``rows``; None under 3."""
+    xs = list(range(len(rows) // 2, len(rows)))
+    if len(xs) < 3:
+        return None
+    first, second = (statistics.linear_regression(xs, [float(rows[r][i]) for r in xs]).slope for i in (0, 1))
+    return first, second
+
+
+def _handles(pid: int) -> tuple[int, int]:
+    """The process's open file descriptors and threads (0, 0 once it is gone)."""
+    try:
+        files = len(os.listdir(f"/proc/{pid}/fd"))
+        threads = len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0, 0
+    return files, threads
 
 
 def _tree_rss_mb(pid: int) -> float:
@@ -375,6 +395,7 @@ async def run_load(root: Path, *, channels: int = 200, people: int = 3, rounds: 
             if r == 0:
                 report.rss_mb["after warm-up"] = samples[-1][1] if samples else 0.0
             report.rss_rounds.append((_rss_mb(world.bot.proc.pid) or 0.0, _tree_rss_mb(world.bot.proc.pid)))
+            report.handles_rounds.append(_handles(world.bot.proc.pid))
             if tracemalloc_dir is not None:
                 await _snapshot(world, tracemalloc_dir)
             if memstats is not None:
@@ -401,12 +422,18 @@ def summary(report: LoadReport) -> list[str]:
              f"bot {growth[0]:+.2f} MB, tree {growth[1]:+.2f} MB (the tree less the bot, its Chroma worker "
              f"and multiprocessing's resource tracker: {growth[1] - growth[0]:+.2f} MB) per round over rounds "
              f"{late.start + 1}-{late.stop} (least-squares slope)")
+    handles = "; ".join(f"{files} / {threads}" for files, threads in report.handles_rounds)
+    held = report.handles_growth_per_round()
+    held_trend = ("under 5 rounds: no trend" if held is None else
+                  f"{held[0]:+.2f} open files, {held[1]:+.2f} threads per round over the same rounds")
     lag = ", ".join(f"{s:.2f}" for s in report.bot_loop_lag_s) or "none"
     median = statistics.median(report.queued_ms) if report.queued_ms else 0.0
     return [
         f"  RSS: {rss}",
         f"  RSS after each round, the bot / its whole process tree (MB): {rounds}",
         f"  RSS growth over the last half of the rounds: {trend}",
+        f"  the bot's open files / threads after each round: {handles}",
+        f"  open files and threads over the last half of the rounds: {held_trend}",
         *(["  the bot's items cache after each round (MB, MEMORY_CACHE_MB bounds it): "
            + "; ".join(f"{mb:.1f}" for mb in report.items_cache_mb)] if report.items_cache_mb else []),
         f"  queue wait (the pipeline's queued_ms, {len(report.queued_ms)} turns): p50 {median:.0f} ms, "

@@ -65,6 +65,7 @@ def _warn(warnings: list[str]) -> None:
 
 
 def _chat(settings: Settings, explicit_log_level: bool, warnings: list[str]) -> int:
+    print("Starting the console chat...", flush=True)  # the imports and the stores take seconds
     from bot.console.chat import run_console
 
     # A person at the terminal: no cooldown, and only warnings on stderr unless asked.

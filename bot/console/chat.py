@@ -86,6 +86,13 @@ class _LineReader:
         return None if line is None else line.rstrip("\r\n")
 
 
+def _is_terminal(readline: Callable[[], str]) -> bool:
+    """Whether ``readline`` reads a terminal (which echoes what is typed)."""
+    stream = getattr(readline, "__self__", None)
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
 class ConsoleChat:
     """One local user talking to the pipeline; `run()` returns the exit code."""
 
@@ -100,6 +107,7 @@ class ConsoleChat:
         self.channel_id = channel_id
         self.display_name = display_name
         self._reader: _LineReader | None = None
+        self._echo = not _is_terminal(readline)  # piped input is not echoed by a terminal: echo it
         self._streamed: tuple[int, str] | None = None  # (step, text) of the answer streamed
         self._line_open = False  # the streamed answer's line is not ended yet
 
@@ -108,14 +116,18 @@ class ConsoleChat:
         self.console.print(Text(prompt, style="bold cyan"), end="")
         self.console.file.flush()
         line = await self._reader.get()
-        if line is None:
-            self.console.print()
+        if line is None or self._echo:
+            self.console.print(Text(line or "", style="bold"))  # end the prompt's line
         return line
 
     async def run(self) -> int:
         self._reader = _LineReader(asyncio.get_running_loop(), self._readline)
         s = self.runtime.settings
-        self.console.print(Text(f"Console chat with {s.agent.model} (data in {s.memory.data_dir}). "
+        if self.runtime.user_memory.loading:
+            self.console.print(Text("Loading the embedding model...", style="dim"))
+            self.console.file.flush()
+            await self.runtime.user_memory.loaded()
+        self.console.print(Text(f"Console chat with {s.agent.model} (data in {s.memory.data_dir.resolve()}). "
                                 "Type /help for commands, /quit to leave.", style="dim"))
         while True:
             line = await self._input("you> ")

@@ -2,7 +2,7 @@
 
     ok    configuration       model gpt-4o-mini at https://api.openai.com/v1, data in /var/lib/...
     fail  model endpoint      the API key was refused (401)
-          fix: set OPENAI_API_KEY in bot.env to a valid key for https://api.openai.com/v1
+          fix: set OPENAI_API_KEY to a valid key for https://api.openai.com/v1
 
 Checks, in order: configuration, data folder writable, SQLite schema (opened and migrated, or a
 newer file refused), Chroma (the semantic memory opened as the bot opens it: the embedded
@@ -324,21 +324,53 @@ async def check_mcp(s: Settings) -> list[CheckResult]:
 # -- running them --------------------------------------------------------------------------
 
 
-async def _collect(settings: Settings) -> list[CheckResult]:
+class _Printer:
+    """Prints each check's line as soon as that check is done (a person sees progress, not 15 s of
+    nothing and then every line at once); on a terminal, a "checking ..." line stands while a
+    check runs and is overwritten by its result."""
+
+    WIDTH = 16  # the names' column: every built-in check's name fits; a longer MCP name pushes its own line
+
+    def __init__(self, out: TextIO, redact: _Redactor) -> None:
+        self._out = out
+        self._redact = redact
+        self._live = out.isatty()
+        self.results: list[CheckResult] = []
+
+    def starting(self, name: str) -> None:
+        if self._live:
+            print(f"...   {name:<{self.WIDTH}}  checking", end="\r", file=self._out, flush=True)
+
+    def done(self, result: CheckResult) -> CheckResult:
+        self.results.append(result)
+        clear = "\x1b[2K" if self._live else ""
+        print(f"{clear}{result.status:<4}  {result.name:<{self.WIDTH}}  {_clip(self._redact(result.detail))}",
+              file=self._out, flush=True)
+        if result.fix:
+            print(f"{'':<4}  {'':<{self.WIDTH}}  fix: {_clip(self._redact(result.fix))}", file=self._out, flush=True)
+        return result
+
+
+async def _collect(settings: Settings, show: _Printer) -> None:
     a, m = settings.agent, settings.memory
-    results = [_ok("configuration", f"model {a.model} at {_shown_url(a.base_url)}, data in {m.data_dir}")]
-    data = check_data_dir(settings)
-    results.append(data)
+    show.done(_ok("configuration", f"model {a.model} at {_shown_url(a.base_url)}, data in {m.data_dir}"))
+    show.starting("data folder")
+    data = show.done(check_data_dir(settings))
     unusable = "the data folder is not usable"
-    results.append(await check_sqlite(settings) if data.passed
-                   else CheckResult("SQLite schema", "skip", unusable))
-    results.append(await check_chroma(settings) if data.passed or m.chroma_host
-                   else CheckResult("Chroma", "skip", unusable))
-    results.append(await check_embeddings(settings))
-    results.append(await check_model(settings))
-    results.append(await check_discord(settings))
-    results += await check_mcp(settings)
-    return results
+    show.starting("SQLite schema")
+    show.done(await check_sqlite(settings) if data.passed else CheckResult("SQLite schema", "skip", unusable))
+    show.starting("Chroma")
+    show.done(await check_chroma(settings) if data.passed or m.chroma_host
+              else CheckResult("Chroma", "skip", unusable))
+    show.starting("embeddings")
+    show.done(await check_embeddings(settings))
+    show.starting("model endpoint")
+    show.done(await check_model(settings))
+    show.starting("Discord token")
+    show.done(await check_discord(settings))
+    show.starting("MCP servers")
+    for result in await check_mcp(settings):
+        show.done(result)
 
 
 def _secrets(env: Mapping[str, str]) -> list[str]:
@@ -348,21 +380,17 @@ def _secrets(env: Mapping[str, str]) -> list[str]:
 
 
 def run_checks(env: Mapping[str, str], out: TextIO) -> int:
-    """Print one line per check to ``out``; 0 when all passed, 1 otherwise."""
-    redact = _Redactor(_secrets(env))
+    """Print one line per check to ``out`` as each completes; 0 when all passed, 1 otherwise."""
+    show = _Printer(out, _Redactor(_secrets(env)))
     try:
         settings = load_settings(env)
         if not settings.agent.is_configured:
             raise ConfigError(settings.agent.missing())
     except ConfigError as exc:  # load_settings turns the agent's and memory's into this one
-        results = [_fail("configuration", str(exc), "set it in bot.env (or .env); see deploy/README.md")]
+        show.done(_fail("configuration", str(exc), "set it in the environment or in .env (see README.md); "
+                                                    "a systemd install reads bot.env (deploy/README.md)"))
     else:
-        results = asyncio.run(_collect(settings))
-    width = max(len(r.name) for r in results)
-    for r in results:
-        print(f"{r.status:<4}  {r.name:<{width}}  {_clip(redact(r.detail))}", file=out)
-        if r.fix:
-            print(f"{'':<4}  {'':<{width}}  fix: {_clip(redact(r.fix))}", file=out)
-    failed = [r for r in results if not r.passed]
+        asyncio.run(_collect(settings, show))
+    failed = [r for r in show.results if not r.passed]
     print("all checks passed" if not failed else f"{len(failed)} check(s) failed", file=out)
     return 0 if not failed else 1

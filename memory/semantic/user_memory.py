@@ -261,7 +261,13 @@ class UserMemory:
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
 
-    async def _embedder_ready(self) -> None:
+    @property
+    def loading(self) -> bool:
+        """Whether the local embedding model is still loading (a front end says so meanwhile)."""
+        return self._loading is not None and not self._loading.done()
+
+    async def loaded(self) -> None:
+        """Wait until the embedding model has loaded (at once when it has, or was not preloaded)."""
         if self._loading is not None:
             await asyncio.wrap_future(self._loading)
             self._loading = None
@@ -331,7 +337,7 @@ class UserMemory:
     async def _write(self, rows: list[Row]) -> None:
         """Embed and store prepared rows in batches; then each writer's cached items take in
         the new ones (all written) or are dropped (a failure part-way)."""
-        await self._embedder_ready()
+        await self.loaded()
         batches: list[np.ndarray] = []
         by_user: dict[str, list[int]] = {}
         for n, row in enumerate(rows):
@@ -627,7 +633,7 @@ class UserMemory:
     async def _embed_query(self, text: str, laps: Laps) -> np.ndarray:
         if (vector := self._recent_vectors.get(text)) is not None:
             return vector
-        await self._embedder_ready()
+        await self.loaded()
         submitted = time.perf_counter()
         ran: list[float] = []
 

@@ -86,6 +86,20 @@ async def test_the_model_check_is_a_one_token_request(fake: FakeOpenAI, tmp_path
     assert fake.requests[0]["max_tokens"] == 1 and fake.requests[0]["model"] == "fake-model"
 
 
+async def test_each_line_is_printed_as_its_check_completes_not_all_at_the_end(
+        fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.delay(1.0).reply("ok")  # the model check is in flight for a second
+    out = io.StringIO()
+    checking = asyncio.create_task(asyncio.to_thread(run_checks, child_env(check_env(fake, tmp_path / "data")), out))
+    while not fake.requests and not checking.done():  # until the model check has sent its request
+        await asyncio.sleep(0.01)
+    shown = out.getvalue()
+    assert await checking == 0
+    for name in ("configuration", "data folder", "SQLite schema", "Chroma", "embeddings"):
+        assert line(shown, name).startswith("ok"), shown
+    assert "model endpoint" not in shown and "all checks passed" not in shown
+
+
 async def test_without_a_discord_token_the_discord_check_is_skipped_as_console_mode(
         fake: FakeOpenAI, tmp_path: Path) -> None:
     code, out, _ = await check(check_env(fake, tmp_path / "data"), tmp_path)

@@ -99,3 +99,29 @@ async def test_ctrl_c_at_the_prompt_exits_cleanly(fake: FakeOpenAI, env: dict[st
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0
     assert "Traceback" not in err.decode()
+
+
+async def test_piped_questions_are_echoed_after_the_prompt_and_the_answer_starts_its_own_line(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    fake.reply("Final Answer: hello there")
+    code, out, err = await chat(env, tmp_path, "hi\n")
+    assert code == 0, err
+    lines = out.splitlines()
+    asked = lines.index("you> hi")
+    assert any("hello there" in ln for ln in lines[asked + 1:])
+    assert "you> bye" not in out and lines[-2:] == ["you> ", "bye"]  # end of input: the prompt's line ended
+
+
+async def test_the_banner_names_the_data_folder_by_its_full_path(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    code, out, err = await chat({**env, "DATA_DIR": "data"}, tmp_path, "/quit\n")
+    assert code == 0, err
+    assert f"(data in {(tmp_path / 'data').resolve()})" in out.replace("\n", "")
+
+
+async def test_a_line_says_the_chat_is_starting_before_the_slow_imports_and_stores(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    code, out, err = await chat(env, tmp_path, "/quit\n")
+    assert code == 0, err
+    assert out.splitlines()[0] == "Starting the console chat..."
+    assert out.index("Starting the console chat...") < out.index("Console chat with")

@@ -26,3 +26,11 @@ def test_flat_rounds_with_one_spike_grow_by_a_fraction_of_the_spike() -> None:
 @pytest.mark.parametrize("count", [0, 1, 4])
 def test_under_five_rounds_there_is_no_trend(count: int) -> None:
     assert LoadReport(rss_rounds=[(1.0, 2.0)] * count).rss_growth_per_round() is None
+
+
+def test_open_files_and_threads_trend_over_the_last_half_of_the_rounds_too() -> None:
+    warm_up = [(20, 10), (60, 30), (61, 31)]  # files and threads opened while warming up
+    late = [(62 + r, 31) for r in range(4)]  # then one file more each round, threads flat
+    report = LoadReport(handles_rounds=[*warm_up, *late[:1], *late])
+    assert report.handles_growth_per_round() == pytest.approx((1.0, 0.0))
+    assert LoadReport(handles_rounds=[(1, 1)] * 4).handles_growth_per_round() is None
