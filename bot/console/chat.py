@@ -31,6 +31,7 @@ from rich.text import Text
 
 from agent.events import AgentEvent, AnswerDelta, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted
 from bot.settings.config import Settings
+from bot.turn.memory_tools import memory_entries
 from bot.turn.requests import TurnRequest
 from bot.process.runtime import Runtime
 from bot.process.shutdown import StopSignal, serve_until_stopped
@@ -255,10 +256,10 @@ class ConsoleChat:
             if not items:
                 self.console.print(Text("I don't remember anything about you yet.", style="yellow"))
                 return
-            self.console.print(Text(f"{len(items)} item(s):", style="bold"))
-            for hit in items:
-                kind = hit.metadata.get("kind", "")
-                self.console.print(Text(f"- [{kind}] ", style="dim").append(_clip(" ".join(hit.text.split()), 300)))
+            entries = memory_entries(items)
+            self.console.print(Text(f"{len(entries)} remembered ({len(items)} item(s)):", style="bold"))
+            for entry in entries:
+                self.console.print(Text(f"- [{entry.kind}] ", style="dim").append(_clip(entry.text, 300)))
         elif sub == "export":
             items = await services.memory.memory_export(self.user_id, None)
             data = json.dumps(items, ensure_ascii=False, indent=2)

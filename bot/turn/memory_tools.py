@@ -32,7 +32,8 @@ from memory.errors import StoreUnavailable
 from memory.semantic import MemoryHit
 from memory.semantic.ranking import tokenize
 
-__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryEntry", "MemoryTools", "format_memory_line", "memory_entries",
+           "memory_lines"]
 
 MAX_FACT_CHARS = 1000
 MAX_FACTS_PER_TURN = 5
@@ -87,6 +88,37 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
                                         earlier=bool(words & seen)))
         seen |= words
     return lines
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One thing remembered, as a person reads it in /memory show: an exchange (their message and
+    the answer stored beside it: two items of one turn) or one item alone (a fact)."""
+
+    kind: str
+    text: str
+    created_at: float | None
+
+
+def memory_entries(hits: Sequence[MemoryHit]) -> list[MemoryEntry]:
+    """``hits`` (oldest first) as entries: the "exchange" and "reply" items of one turn (same
+    trace_id) become one entry, "you: ... / me: ...", where the first of them stood."""
+    turns: dict[str, tuple[int, dict[str, str]]] = {}
+    entries: list[MemoryEntry | None] = []
+    for hit in hits:
+        kind, trace = hit.metadata.get("kind"), hit.metadata.get("trace_id")
+        created = hit.metadata.get("created_at")
+        when = float(created) if isinstance(created, (int, float)) else None
+        if kind in ("exchange", "reply") and isinstance(trace, str) and trace:
+            index, parts = turns.setdefault(trace, (len(entries), {}))
+            if index == len(entries):
+                entries.append(None)
+            parts[kind] = " ".join(hit.text.split())
+            said = [f"{who}: {parts[k]}" for k, who in (("exchange", "you"), ("reply", "me")) if k in parts]
+            entries[index] = MemoryEntry("exchange", " / ".join(said), when)
+        else:
+            entries.append(MemoryEntry(str(kind or "item"), " ".join(hit.text.split()), when))
+    return [entry for entry in entries if entry is not None]
 
 
 class MemoryTools:

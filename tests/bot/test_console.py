@@ -54,7 +54,9 @@ async def test_a_question_shows_its_tool_step_and_trace_and_a_restart_remembers(
     assert code == 0, err
     assert "Miso" in system_text(fake.requests[-1])  # recalled from memory after the restart
     assert "Your cat is called Miso." in out
-    assert "[fact] Their cat is called Miso" in out and "5 item(s):" in out  # 2 turns of 2, 1 fact
+    assert "[fact] Their cat is called Miso" in out
+    assert "3 remembered (5 item(s)):" in out  # 2 turns of 2 items, 1 fact: one entry per exchange
+    assert "[exchange] you: What is my cat called? / me: Your cat is called Miso." in out
     items = json.loads(export.read_text())
     assert {i["metadata"]["kind"] for i in items} == {"exchange", "fact", "reply"}
     assert "Done: I forgot 5 memory item(s)" in out

@@ -125,6 +125,8 @@ async def test_memory_show_lists_what_is_remembered_ephemerally(world: World, ru
     inter = await world.dc.invoke_command(world.general, world.alice, "memory", subcommand="show")
     shown = await _last_content(world, inter)
     assert shown.startswith("1. [") and "my favourite colour is teal" in shown
+    assert "] you: my favourite colour is teal / me: Noted, teal it is." in shown
+    assert "\n2. " not in shown  # the message and the answer kept beside it: one entry
     assert all(e.ephemeral for e in inter.events)
 
 

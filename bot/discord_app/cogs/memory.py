@@ -19,15 +19,15 @@ from discord.ext import commands
 from bot.discord_app.interactions import tell
 from bot.discord_app.views import ConfirmView, PagerView, paginate
 from bot.interfaces import PersonMemory
+from bot.turn.memory_tools import memory_entries
 
 __all__ = ["MemoryCog"]
 
 
-def _when(metadata: dict) -> str:
-    try:
-        return datetime.fromtimestamp(float(metadata["created_at"]), UTC).strftime("%Y-%m-%d")
-    except (KeyError, TypeError, ValueError):
+def _when(created_at: float | None) -> str:
+    if created_at is None:
         return "?"
+    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
 
 class MemoryCog(commands.Cog):
@@ -49,7 +49,7 @@ class MemoryCog(commands.Cog):
         if not items:
             await tell(interaction, "I don't remember anything about you here.")
             return
-        lines = [f"{i}. [{_when(hit.metadata)}] {' '.join(hit.text.split())}" for i, hit in enumerate(items, 1)]
+        lines = [f"{i}. [{_when(entry.created_at)}] {entry.text}" for i, entry in enumerate(memory_entries(items), 1)]
         pages = paginate(lines)
         if len(pages) == 1:
             await interaction.followup.send(pages[0], ephemeral=True)
