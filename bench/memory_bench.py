@@ -61,7 +61,7 @@ import memory_corpus
 from memory_candidates import CANDIDATES, Candidate, Shared
 
 ROOT = Path(__file__).resolve().parent.parent
-RAW = ("per-person", "shared")
+RAW = ("per-person", "per-scope", "shared")
 HEAVY = "299999999999999999"
 GUILD = "guild:810000000000000000"
 

@@ -9,6 +9,8 @@ search's time). Blocking work (the model, Chroma) runs in worker threads, as the
   engine the worker's PYTHONPATH imports (today's on main, or a new one).
 - `per-person`: Chroma's own HNSW, one collection per person; a search is one `query` of the
   person's collection (`where` on the scope when the search has one).
+- `per-scope`: one collection per person and scope, so that a scoped search needs no filter
+  (an unscoped one queries each of the person's collections and merges by distance);
 - `shared`: one collection for everyone; a search filters with `where` on a small `user` key
   (and the scope); `search_unfiltered` is the same query with no filter at all, the floor a
   filter adds to (its hits are anyone's: not a design, a reference).
@@ -189,6 +191,52 @@ class PerPerson(_Chroma):
         return {"scope": scope} if scope is not None else None
 
 
+class PerScope(_Chroma):
+    """One Chroma collection per person and scope (a guild, or DMs): a scoped search queries one
+    collection with no filter; an unscoped one queries each of the person's and keeps the nearest."""
+
+    label = "per-scope"
+
+    def __init__(self, embedder: Any) -> None:
+        super().__init__(embedder)
+        self.scopes: dict[str, set[str]] = {}
+
+    def _name(self, user: str) -> str:
+        raise AssertionError("a person has one collection per scope")
+
+    def _scoped(self, user: str, scope: str) -> str:
+        return f"u{user}-{scope.replace(':', '-')}"
+
+    async def bulk(self, items: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
+        by_name: dict[str, list[int]] = {}
+        for n, (user, _, scope) in enumerate(items):
+            self.scopes.setdefault(user, set()).add(scope)
+            by_name.setdefault(self._scoped(user, scope), []).append(n)
+        for name, rows in by_name.items():
+            await asyncio.to_thread(self._put, name, [items[n] for n in rows], vectors[rows])
+
+    async def add(self, user: str, text: str, scope: str) -> None:
+        self.scopes.setdefault(user, set()).add(scope)
+
+        def add() -> None:
+            self._put(self._scoped(user, scope), [(user, text, scope)], self.embedder.embed([text]))
+
+        await asyncio.to_thread(add)
+
+    def _nearest(self, user: str, query: str, scopes: list[str]) -> list[str]:
+        vector = self.embedder.embed([query])
+        found: list[tuple[float, str]] = []
+        for scope in scopes:
+            got = self._collection(self._scoped(user, scope)).query(
+                query_embeddings=vector, n_results=N_RESULTS, include=["documents", "distances"])
+            found += zip(got["distances"][0], got["documents"][0], strict=True)
+        return [text for _, text in sorted(found)[:5]]
+
+    async def search(self, user: str, query: str, scope: str | None) -> list[str]:
+        scopes = [scope] if scope is not None else sorted(self.scopes.get(user, ()))
+        return await asyncio.to_thread(self._nearest, user, query, scopes)
+
+
 class Shared(_Chroma):
     """One Chroma collection for everyone, filtered by `where` on the person."""
 
@@ -204,4 +252,4 @@ class Shared(_Chroma):
         return await asyncio.to_thread(self._query, "memory", query, None)
 
 
-CANDIDATES = {"engine": EngineCandidate, "per-person": PerPerson, "shared": Shared}
+CANDIDATES = {"engine": EngineCandidate, "per-person": PerPerson, "per-scope": PerScope, "shared": Shared}
