@@ -279,7 +279,7 @@ COLUMNS = [  # (key, heading, format)
 ]
 
 
-def run_worker(label: str, engines: dict[str, Path], args: argparse.Namespace) -> dict[str, Any]:
+def run_worker(label: str, engines: dict[str, Path], args: argparse.Namespace) -> dict[str, Any] | None:
     root = engines.get(label, ROOT)
     env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
     with tempfile.NamedTemporaryFile(suffix=".json") as result:
@@ -287,7 +287,10 @@ def run_worker(label: str, engines: dict[str, Path], args: argparse.Namespace) -
                    *map(str, args.sizes), "--rounds", str(args.rounds), "--cold-runs", str(args.cold_runs),
                    "--light-users", str(args.light_users), "--seed", str(args.seed), "--vectors", str(args.vectors),
                    "--chunk", str(args.chunk)]
-        subprocess.run(command, env=env, check=True)
+        done = subprocess.run(command, env=env)
+        if done.returncode != 0:
+            print(f"# {label}: the worker failed (exit status {done.returncode}); left out of the table", flush=True)
+            return None
         return json.loads(Path(result.name).read_text())
 
 
@@ -296,7 +299,7 @@ def median_of(runs: list[dict[str, Any]], size: str, key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def table(results: dict[str, list[dict[str, Any]]], sizes: list[int]) -> None:
+def table(results: dict[str, list[dict[str, Any]]], sizes: list[int], light: int) -> None:
     heads = " | ".join(head for _, head, _ in COLUMNS)
     print(f"\n| candidate | items | {heads} |")
     print("|" + "---|" * (len(COLUMNS) + 2))
@@ -309,7 +312,7 @@ def table(results: dict[str, list[dict[str, Any]]], sizes: list[int]) -> None:
             for size in sizes:
                 p50, p95 = median_of(runs, str(size), "unfiltered_p50"), median_of(runs, str(size), "unfiltered_p95")
                 print(f"| shared, no filter | {size:,} | {p50:.1f} | {p95:.1f} |" + " |" * (len(COLUMNS) - 2))
-    print("\n| candidate | 1,000 light people stored (s) | RSS before -> after (MB) |\n|---|---|---|")
+    print(f"\n| candidate | {light:,} light people stored (s) | RSS before -> after (MB) |\n|---|---|---|")
     for label, runs in results.items():
         seconds = statistics.median(r["light"]["seconds"] for r in runs)
         before = statistics.median(r["light"]["rss_before_mb"] for r in runs)
@@ -339,8 +342,9 @@ def driver(args: argparse.Namespace) -> None:
     results: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
     for n in range(args.runs):
         for label in labels[n % len(labels):] + labels[:n % len(labels)]:
-            results[label].append(run_worker(label, engines, args))
-    table(results, sorted(args.sizes))
+            if (result := run_worker(label, engines, args)) is not None:
+                results[label].append(result)
+    table({label: runs for label, runs in results.items() if runs}, sorted(args.sizes), args.light_users)
     print(f"# load average at the end {os.getloadavg()[0]:.2f}", flush=True)
 
 
