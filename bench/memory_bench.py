@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import random
@@ -123,10 +124,17 @@ def ms(samples_s: list[float]) -> tuple[float, float]:
     return statistics.median(values), pct(values, 95)
 
 
-def loaded_embedder() -> Any:
-    from memory.embeddings import LocalEmbedder
+def engine_module(name: str) -> Any:
+    """`memory.semantic.<name>`, or `memory.<name>` in a checkout from before memory/ was split
+    into packages (the engine of main before issue 23, as a baseline)."""
+    try:
+        return importlib.import_module(f"memory.semantic.{name}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"memory.{name}")
 
-    embedder = LocalEmbedder()
+
+def loaded_embedder() -> Any:
+    embedder = engine_module("embeddings").LocalEmbedder()
     embedder.load()
     embedder.embed(["a first query warms the session up"])
     return embedder
@@ -354,8 +362,8 @@ def driver(args: argparse.Namespace) -> None:
 def keyword(args: argparse.Namespace) -> None:
     import sqlite3
 
-    from memory.keyword_index import KeywordIndex
-    from memory.ranking import tokenize
+    KeywordIndex = engine_module("keyword_index").KeywordIndex
+    tokenize = engine_module("ranking").tokenize
 
     sizes = sorted(args.sizes)
     texts = memory_corpus.texts(min(args.light_users * 10 + sizes[-1], 60_000))

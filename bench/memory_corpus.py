@@ -118,7 +118,7 @@ def corpus_text(all_texts: list[str], row: int) -> str:
 def prepare(path: Path, n: int, chunk: int = 1024) -> None:
     """Embed `texts(n)` into `path`, resuming from the rows it already holds."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from memory.embeddings import LocalEmbedder
+    from memory.semantic.embeddings import LocalEmbedder
 
     all_texts = texts(n)
     have = np.load(path)["vectors"] if path.exists() else np.zeros((0, 384), np.float32)
