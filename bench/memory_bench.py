@@ -346,7 +346,8 @@ def driver(args: argparse.Namespace) -> None:
     for label, path in engines.items():
         head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
         print(f"# {label}: the engine at {path} ({head.stdout.strip() or 'not a git checkout'})")
-    print(f"# today: the engine of this checkout, {ROOT}", flush=True)
+    if "today" in labels:
+        print(f"# today: the engine of this checkout, {ROOT}", flush=True)
     results: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
     for n in range(args.runs):
         for label in labels[n % len(labels):] + labels[:n % len(labels)]:
