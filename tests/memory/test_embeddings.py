@@ -143,7 +143,7 @@ def test_without_the_onnx_package_the_embedder_warns_why_and_embeds_with_torch(
     missing.mkdir(parents=True)
     (missing / "__init__.py").write_text("raise ImportError('No module named onnx')\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(missing.parent), os.environ.get("PYTHONPATH", "")]))
-    embedder = LocalEmbedder()
+    embedder = LocalEmbedder(cache_dir=tmp_path / "empty cache")
 
     with caplog.at_level(logging.WARNING, logger="memory.semantic.embeddings"):
         vectors = embedder.embed(["still embedded"])
@@ -155,9 +155,9 @@ def test_without_the_onnx_package_the_embedder_warns_why_and_embeds_with_torch(
 
 
 def test_an_export_slower_than_its_timeout_leaves_torch_embedding(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(onnx_encoder, "EXPORT_TIMEOUT_S", 0.01)
-    embedder = LocalEmbedder()
+    embedder = LocalEmbedder(cache_dir=tmp_path)
 
     with caplog.at_level(logging.WARNING, logger="memory.semantic.embeddings"):
         vectors = embedder.embed(["still embedded"])
