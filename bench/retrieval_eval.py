@@ -58,12 +58,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import hard_histories  # noqa: E402
+import locomo_eval  # noqa: E402
 from dialogues import SESSIONS, filler_turns  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
 from bot.turn.requests import TurnRequest  # noqa: E402
-from memory import ranking  # noqa: E402
+from memory.semantic import ranking  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 
@@ -81,6 +82,8 @@ PREVIOUS = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=
 PLAIN = replace(PREVIOUS, parse_time=False, window_bonus=0.0, recency_boost=0.0)
 TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
+# The shipped ranking before the LoCoMo round: no bonus for who said it or for dated items.
+BEFORE_LOCOMO = replace(SHIPPED, speaker_bonus=0.0, dated_bonus=0.0, name_keyword_weight=1.0)
 # memory.semantic embeds and keyword-indexes an item with metadata "context" as
 # context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
 NATIVE_CONTEXT = importlib.util.find_spec("memory.semantic.validation") is not None
@@ -624,8 +627,63 @@ def print_latency(name: str, outcome: Outcome) -> None:
           f"(vector known)")
 
 
+LOCOMO_UNIT = "speaker, window 2 (keyword) + dates"  # what the bot's items carry (bench/locomo_eval.py)
+
+
+def locomo_variants() -> list[locomo_eval.Variant]:
+    """Baselines, the ranking before this round, each idea alone on it, the shipped ranking on
+    the chosen unit, and each idea taken out of it."""
+    v = locomo_eval.Variant
+    ref, alone, chosen = locomo_eval.REFERENCE, "turn alone", LOCOMO_UNIT
+    out = [v(f"plain dense, {ref}", ref, "dense", PLAIN), v(f"plain BM25, {ref}", ref, "keyword", PLAIN),
+           v("plain dense, turn alone", alone, "dense", PLAIN), v("plain BM25, turn alone", alone, "keyword", PLAIN),
+           v("plain dense, speaker", "speaker", "dense", PLAIN), v("plain BM25, speaker", "speaker", "keyword", PLAIN),
+           v(f"before: shipped hybrid, {ref}", ref, "hybrid", BEFORE_LOCOMO),
+           v("before: shipped hybrid, the bot's item (short-reply context)", "turn alone, bot's short-reply context",
+             "hybrid", BEFORE_LOCOMO)]
+    for unit in locomo_eval.UNITS:
+        if unit not in (ref, alone):
+            out.append(v(f"before + unit: {unit}", unit, "hybrid", BEFORE_LOCOMO))
+    out += [v("before + speaker, + speaker bonus 0.2", "speaker", "hybrid", replace(BEFORE_LOCOMO, speaker_bonus=0.2)),
+            v("before + speaker + dates, + dated bonus 0.3", "speaker + dates", "hybrid",
+              replace(BEFORE_LOCOMO, dated_bonus=0.3)),
+            v("before + speaker, BM25 weight 2 when named", "speaker", "hybrid",
+              replace(BEFORE_LOCOMO, name_keyword_weight=2.0)),
+            v("before + speaker, + query expansion", "speaker", "hybrid", BEFORE_LOCOMO, expand=True),
+            v("SHIPPED (this round)", chosen, "hybrid", SHIPPED),
+            v("SHIPPED - dates in item (dated bonus idle)", "speaker, window 2 (keyword)", "hybrid", SHIPPED),
+            v("SHIPPED - window", "speaker + dates", "hybrid", SHIPPED),
+            v("SHIPPED, window 1", "speaker, window 1 (keyword)", "hybrid", SHIPPED),
+            v("SHIPPED - speaker bonus", chosen, "hybrid", replace(SHIPPED, speaker_bonus=0.0)),
+            v("SHIPPED - dated bonus", chosen, "hybrid", replace(SHIPPED, dated_bonus=0.0)),
+            v("SHIPPED, BM25 weight 1 when named", chosen, "hybrid", replace(SHIPPED, name_keyword_weight=1.0)),
+            v("SHIPPED + query expansion", chosen, "hybrid", SHIPPED, expand=True),
+            v("SHIPPED, fusion=rrf", chosen, "hybrid", replace(SHIPPED, fusion="rrf"))]
+    return out
+
+
+async def run_locomo(path: str, embedder: RecordingEmbedder, folder: Path) -> None:
+    variants = locomo_variants()
+    started = time.perf_counter()
+    out = await locomo_eval.run(path, variants, embedder, LOCOMO_UNIT, SHIPPED, folder)
+    print(f"\n[locomo] {len(variants)} variants in {time.perf_counter() - started:.0f} s; the store's own search "
+          f"gives the same top {locomo_eval.K} on {out.agree}/{out.checked} questions")
+    locomo_eval.print_tables(out, [v.name for v in variants])
+    lat = out.latency_ms
+    print(f"\n## locomo: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
+    for mode in ("dense", "hybrid"):
+        print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
+    locomo_eval.print_targets(out, "SHIPPED (this round)", [v.name for v in variants if v.name.startswith("plain")])
+
+
 async def run(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING)
+    if args.locomo_only:
+        embedder = RecordingEmbedder(LocalEmbedder())
+        embedder.load()
+        with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
+            await run_locomo(args.locomo, embedder, Path(tmp))
+        return
     datasets = [easy_dataset(), hard_dataset()]
     for d in datasets:
         print(f"# {d.name}: {len(d.turns)} users, {sum(len(t) for t in d.turns.values())} turns, "
@@ -659,6 +717,9 @@ async def run(args: argparse.Namespace) -> None:
     for d in datasets:
         print_latency(d.name, results[(d.name, "bot's unit")])
     print_targets(datasets, results)
+    if args.locomo:
+        with tempfile.TemporaryDirectory(prefix="retrieval-eval-locomo-") as tmp:
+            await run_locomo(args.locomo, embedder, Path(tmp))
     if args.quick:
         print_table(f"easy: text unit = {BEFORE_UNIT}", datasets[0], results[("easy", BEFORE_UNIT)],
                     [v.name for v in main])
@@ -676,4 +737,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="main and second-round variants, the bot's text unit (and the easy set's before unit)")
+    parser.add_argument("--locomo", metavar="PATH",
+                        help="also LoCoMo (the public file, or a folder holding it): bench/locomo_eval.py")
+    parser.add_argument("--locomo-only", action="store_true", help="with --locomo: LoCoMo alone")
     asyncio.run(run(parser.parse_args()))

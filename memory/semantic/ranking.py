@@ -404,7 +404,7 @@ class RankingConfig:
     fusion: str = "sum"
     dense_weight: float = 1.0
     keyword_weight: float = 0.2
-    name_keyword_weight: float | None = 1.0
+    name_keyword_weight: float | None = 2.0
     current_keyword_weight: float | None = 0.0
     asked_keyword_weight: float | None = 0.5
     reply_weight: float = 1.0
@@ -419,8 +419,8 @@ class RankingConfig:
     strip_time: bool = False
     parse_time: bool = True
     dedupe_threshold: float = 0.9
-    speaker_bonus: float = 0.0
-    dated_bonus: float = 0.0
+    speaker_bonus: float = 0.2
+    dated_bonus: float = 0.3
 
 
 DEFAULT_CONFIG = RankingConfig()
