@@ -66,7 +66,10 @@ from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa
 from bot.turn.requests import TurnRequest  # noqa: E402
 from memory.semantic import ranking  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
+from memory.semantic.item_text import BEFORE_KEY, DATES_KEY, keyword_text  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
+from memory.semantic.time_mentions import dates_of  # noqa: E402
+from memory.semantic.validation import indexed_text as store_indexed_text  # noqa: E402
 
 DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
 K = 10
@@ -169,26 +172,44 @@ def bot_items(user: str, turn: Turn) -> list[Item]:
     return exchange_items(req, turn.said, turn.reply, f"trace-{turn.id}", previous=turn.previous)
 
 
-def _no_replies(items: list[Item], turn: Turn) -> list[Item]:
+def _no_replies(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(text, meta) for text, meta in items if meta.get("kind") != "reply"]
 
 
-def _message_only(items: list[Item], turn: Turn) -> list[Item]:
+def _message_only(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(text, {k: v for k, v in meta.items() if k != "context"}) for text, meta in _no_replies(items, turn)]
 
 
-def _context_always(items: list[Item], turn: Turn) -> list[Item]:
+def _context_always(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(text, {**meta, "context": turn.previous} if turn.previous else meta)
             for text, meta in _no_replies(items, turn)]
 
 
-def _whole_exchange(items: list[Item], turn: Turn) -> list[Item]:
+def _whole_exchange(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(f"user: {turn.said}\nbot: {turn.reply}", {"kind": "exchange", "shows_reply": True})]
 
 
+def _who_when_before(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
+    """The bot's items with the LoCoMo round's write-time metadata: who said it (the person, or
+    "bot" for its replies), the person's message's relative dates resolved (`dates`), and the
+    bot's message before it keyword-indexed (`before`) when it carries no `context`."""
+    out = []
+    for text, meta in items:
+        meta = {**meta, "speaker": user if meta.get("kind") == "exchange" else "bot"}
+        if meta.get("kind") == "exchange":
+            if dates := dates_of(turn.said, turn.when):
+                meta[DATES_KEY] = dates
+            if turn.previous and "context" not in meta:
+                meta[BEFORE_KEY] = turn.previous
+        out.append((text, meta))
+    return out
+
+
 BEFORE_UNIT = "message only (before)"
-UNITS: dict[str, Callable[[list[Item], Turn], list[Item]]] = {
-    "bot's unit": lambda items, turn: items,
+WHO_WHEN_UNIT = "bot's unit + speaker, dates, before"
+UNITS: dict[str, Callable[[list[Item], Turn, str], list[Item]]] = {
+    "bot's unit": lambda items, turn, user="": items,
+    WHO_WHEN_UNIT: _who_when_before,
     "no reply items": _no_replies,
     BEFORE_UNIT: _message_only,
     "context on every message": _context_always,
@@ -197,9 +218,9 @@ UNITS: dict[str, Callable[[list[Item], Turn], list[Item]]] = {
 
 
 def indexed_text(text: str, meta: dict) -> str:
-    """What the store embeds and keyword-indexes for an item."""
-    context = meta.get("context")
-    return f"{context}\n{text}" if isinstance(context, str) and context.strip() else text
+    """What the store embeds for an item (BM25 reads `keyword_text`)."""
+    return store_indexed_text(text, meta) if NATIVE_CONTEXT else (
+        f"{meta['context']}\n{text}" if isinstance(meta.get("context"), str) and meta["context"].strip() else text)
 
 
 # -- signals -------------------------------------------------------------------------------
@@ -287,6 +308,7 @@ def main_variants() -> list[Variant]:
         Variant("today's hybrid (BM25 0.1, k=10, time)", "hybrid", TODAY),
         Variant("previous defaults (BM25 0.2, k=10, time)", "hybrid", PREVIOUS),
         Variant("TUNED hybrid (shipped defaults)", "hybrid", SHIPPED),
+        Variant("shipped before the LoCoMo round", "hybrid", BEFORE_LOCOMO),
     ]
 
 
@@ -391,6 +413,8 @@ class Stored:
     vectors: list[np.ndarray] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)     # id -> metadata "kind"
     exchanges: dict[str, str] = field(default_factory=dict)  # id -> ranking.exchange_of(metadata)
+    speakers: dict[str, str] = field(default_factory=dict)   # id -> metadata "speaker"
+    dated: set[str] = field(default_factory=set)             # ids with metadata "dates"
 
 
 async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedder: RecordingEmbedder,
@@ -409,19 +433,20 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
             indexes = {name: Bm25(TOKENIZERS[name]) for name in tokenizers}
             for q in sorted((q for q in dataset.questions if q.user == user), key=lambda q: (q.asked_at, q.id)):
                 batch: list[tuple[str, str, dict, str | None]] = []
-                rows: list[tuple[str, str, float, bool, dict]] = []
+                rows: list[tuple[str, str, str, float, bool, dict]] = []
                 while pending and pending[0].when <= q.asked_at:
                     turn = pending.pop(0)
-                    for text, meta in make_unit(bot_items(user, turn), turn):
+                    for text, meta in make_unit(bot_items(user, turn), turn, user):
                         meta = {**meta, "created_at": turn.when}
                         indexed = indexed_text(text, meta)
+                        keyworded = keyword_text(text, meta)
                         stored = text if NATIVE_CONTEXT else indexed
                         batch.append((user, stored, meta, "guild:1"))
                         shows_reply = meta.pop("shows_reply", meta.get("kind") == "reply")
-                        rows.append((turn.id, indexed, turn.when, shows_reply, meta))
+                        rows.append((turn.id, indexed, keyworded, turn.when, shows_reply, meta))
                 if batch:
                     ids = await memory.add_many(batch)
-                    for item_id, (tid, indexed, when, shows_reply, meta) in zip(ids, rows, strict=True):
+                    for item_id, (tid, indexed, keyworded, when, shows_reply, meta) in zip(ids, rows, strict=True):
                         stored_rows.ids.append(item_id)
                         stored_rows.turn_of.append(tid)
                         stored_rows.reply_shown.append(shows_reply)
@@ -431,8 +456,12 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
                             stored_rows.kinds[item_id] = meta["kind"]
                         if (exchange := ranking.exchange_of(meta)) is not None:
                             stored_rows.exchanges[item_id] = exchange
+                        if isinstance(meta.get("speaker"), str):
+                            stored_rows.speakers[item_id] = meta["speaker"]
+                        if meta.get(DATES_KEY):
+                            stored_rows.dated.add(item_id)
                         for index in indexes.values():
-                            index.add(indexed)
+                            index.add(keyworded)
                 clock.now = q.asked_at
                 await _ask(memory, embedder, user, q, variants, outcome, stored_rows, indexes, timing)
     finally:
@@ -471,7 +500,7 @@ async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Qu
             keyword = keyword_cache[key]
         ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=q.asked_at,
                               k=K, mode=variant.mode, config=variant.config, kinds=stored.kinds,
-                              exchanges=stored.exchanges)
+                              exchanges=stored.exchanges, speakers=stored.speakers, dated=stored.dated)
         rows = [r for r, _ in ranked]
         order = [turn_of[row_of[r]] for r in rows]
         outcome.scores[variant.name][q.id] = _score_rows(rows, order, q, shows)
@@ -696,7 +725,7 @@ async def run(args: argparse.Namespace) -> None:
     main = main_variants()
     grid = [] if args.quick else grid_variants()
     variants = main + second_round_variants() + ([] if args.quick else ablation_variants() + grid)
-    units = ["bot's unit", BEFORE_UNIT] if args.quick else list(UNITS)
+    units = ["bot's unit", BEFORE_UNIT, WHO_WHEN_UNIT] if args.quick else list(UNITS)
     results: dict[tuple[str, str], Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
         for unit in units:
@@ -720,6 +749,9 @@ async def run(args: argparse.Namespace) -> None:
     if args.locomo:
         with tempfile.TemporaryDirectory(prefix="retrieval-eval-locomo-") as tmp:
             await run_locomo(args.locomo, embedder, Path(tmp))
+    for d in datasets:
+        print_table(f"{d.name}: text unit = {WHO_WHEN_UNIT}", d, results[(d.name, WHO_WHEN_UNIT)],
+                    [v.name for v in main])
     if args.quick:
         print_table(f"easy: text unit = {BEFORE_UNIT}", datasets[0], results[("easy", BEFORE_UNIT)],
                     [v.name for v in main])
@@ -729,6 +761,8 @@ async def run(args: argparse.Namespace) -> None:
                     [v.name for v in variants if v not in grid])
     print_grid(datasets, [results[(d.name, "bot's unit")] for d in datasets], [v.name for v in grid])
     for unit in units[1:]:
+        if unit == WHO_WHEN_UNIT:
+            continue  # printed above
         for d in datasets:
             print_table(f"{d.name}: text unit = {unit}", d, results[(d.name, unit)], [v.name for v in main])
 
