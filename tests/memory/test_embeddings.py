@@ -234,10 +234,12 @@ def test_settings_choose_the_local_embedder_by_default() -> None:
     assert isinstance(embedder_from_settings(MemorySettings()), LocalEmbedder)
 
 
-def test_settings_refuse_a_model_name_that_cannot_be_fetched_offline(monkeypatch: pytest.MonkeyPatch,
-                                                                      tmp_path: Path) -> None:
+def test_settings_refuse_a_model_name_that_cannot_be_fetched_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    # offline, whether huggingface_hub read its settings before this test or reads them now: nothing is fetched
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache: nothing to find, nothing fetched
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(ConfigError, match="EMBEDDING_MODEL 'bge-large-en-nowhere'"):
         embedder_from_settings(MemorySettings(embedding_model="bge-large-en-nowhere"))
 
