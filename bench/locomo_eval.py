@@ -221,7 +221,7 @@ async def _store_and_time(conv: locomo.Conversation, unit: Unit, config: ranking
     ranking), and timed: hybrid vs dense, alternating which goes first."""
     clock = {"now": 0.0}
     memory = open_user_memory(str(folder / conv.id), embedder=embedder, clock=lambda: clock["now"],
-                              collection="locomo", ranking_config=config)
+                              collection="locomo", ranking_config=config, op_timeout_s=600.0)
     try:
         for (text, meta), turn in zip(turn_items(conv, unit), conv.turns, strict=True):
             clock["now"] = turn.when

@@ -73,6 +73,7 @@ from memory.semantic.validation import indexed_text as store_indexed_text  # noq
 
 DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
 K = 10
+OP_TIMEOUT_S = 600.0  # a store call may wait this long on a loaded machine before the run gives up
 TIME_EVERY = 2  # time the store's search on every second question
 # The ranking before this evaluation's second round: one BM25 weight for every query, every item
 # of an exchange ranked alone, replies weighted as the person's messages (all fields spelled out,
@@ -424,7 +425,7 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
     outcome = Outcome(scores={v.name: {} for v in variants})
     make_unit = UNITS[unit]
     memory = open_user_memory(str(folder / f"{dataset.name}-{unit.replace(' ', '_').replace(chr(39), '')}"),
-                              embedder=embedder, clock=clock, collection=dataset.name)
+                              embedder=embedder, clock=clock, collection=dataset.name, op_timeout_s=OP_TIMEOUT_S)
     tokenizers = sorted({v.tokenizer for v in variants})
     try:
         for user, turns in dataset.turns.items():
