@@ -98,7 +98,7 @@ def check_text(text: str) -> tuple[str, int | None]:
 
 
 def indexed_text(text: str, metadata: Mapping[str, Any]) -> str:
-    """What an item is embedded by (and, with more, keyword-indexed by: `memory.item_text`):
+    """What an item is embedded by (and, with more, keyword-indexed by: `memory.semantic.item_text`):
     its visible text, "<speaker>: " before it when its `speaker` metadata is a str, after its
     `context` metadata (a str, e.g. the turn before a short reply) and a newline when it has one."""
     context = metadata.get(CONTEXT_KEY)

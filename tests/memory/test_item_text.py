@@ -1,10 +1,10 @@
 """Specification of what of a memory item is embedded (memory.validation.indexed_text) and what
-is keyword-indexed (memory.item_text.keyword_text)."""
+is keyword-indexed (memory.semantic.item_text.keyword_text)."""
 
 from __future__ import annotations
 
-from memory.item_text import keyword_text
-from memory.validation import indexed_text
+from memory.semantic.item_text import keyword_text
+from memory.semantic.validation import indexed_text
 
 
 def test_an_item_with_a_speaker_is_embedded_as_speaker_colon_text() -> None:

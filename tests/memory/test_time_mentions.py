@@ -1,11 +1,11 @@
-"""Specification of memory.time_mentions: relative dates in a message, placed against when it was said."""
+"""Specification of memory.semantic.time_mentions: relative dates in a message, placed against when it was said."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
 
-from memory.time_mentions import dates_of, mentions
+from memory.semantic.time_mentions import dates_of, mentions
 
 # Monday 8 May 2023, 13:56 UTC.
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()

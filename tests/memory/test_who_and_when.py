@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import ranking
-from memory.embeddings import LocalEmbedder
+from memory.semantic import ranking
+from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import open_user_memory
 
 USER = "conversation-1"
