@@ -133,16 +133,9 @@ class CachedEmbedder:
     already (the same model, the same texts), so that storing every turn costs no second pass."""
 
     def __init__(self, inner, cache: VectorCache) -> None:
-        self._inner = inner
+        self.name: str = inner.name
+        self.dimension: int = inner.dimension
         self._cache = cache
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._cache(texts)
