@@ -15,7 +15,7 @@ figures of the data's README (its plain dense search is reproduced within 0.01 h
 Text units (what each turn stores and indexes) and rankings are compared on the same turns:
 each unit is embedded once (vectors cached by text in this process), BM25 is the store's own
 index (`memory.keyword_index`) over what the unit keyword-indexes, and every ranking is
-`memory.ranking.fuse_keyed` over the same candidates the store gathers (dense top 100, every
+`memory.ranking.fuse_keyed` over the same candidates the store gathers (dense top 50, every
 BM25 match). Baselines: plain dense and plain BM25 on the README's item format
 ("[<session date>] <speaker>: <text>") and on the bot's items.
 """
@@ -42,7 +42,7 @@ from memory.semantic.validation import indexed_text
 
 __all__ = ["Candidate", "LocomoRun", "candidates", "run"]
 
-DENSE_DEPTH = 100
+DENSE_DEPTH = 50  # the store's dense candidates for k=5: max(50, 10k) (memory.semantic.search)
 K = 5
 TIME_EVERY = 4  # the store's search is timed on every fourth question
 

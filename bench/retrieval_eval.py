@@ -87,7 +87,7 @@ PLAIN = replace(PREVIOUS, parse_time=False, window_bonus=0.0, recency_boost=0.0)
 TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
 # The shipped ranking before the LoCoMo round: no bonus for who said it or for dated items.
-BEFORE_LOCOMO = replace(SHIPPED, speaker_bonus=0.0, dated_bonus=0.0, name_keyword_weight=1.0)
+BEFORE_LOCOMO = replace(SHIPPED, speaker_bonus=0.0, dated_bonus=0.0)
 # memory.semantic embeds and keyword-indexes an item with metadata "context" as
 # context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
 NATIVE_CONTEXT = importlib.util.find_spec("memory.semantic.validation") is not None
@@ -685,7 +685,7 @@ def locomo_variants() -> list[locomo_eval.Variant]:
             v("SHIPPED, window 1", "speaker, window 1 (keyword)", "hybrid", SHIPPED),
             v("SHIPPED - speaker bonus", chosen, "hybrid", replace(SHIPPED, speaker_bonus=0.0)),
             v("SHIPPED - dated bonus", chosen, "hybrid", replace(SHIPPED, dated_bonus=0.0)),
-            v("SHIPPED, BM25 weight 1 when named", chosen, "hybrid", replace(SHIPPED, name_keyword_weight=1.0)),
+            v("SHIPPED, BM25 weight 2 when named", chosen, "hybrid", replace(SHIPPED, name_keyword_weight=2.0)),
             v("SHIPPED + query expansion", chosen, "hybrid", SHIPPED, expand=True),
             v("SHIPPED, fusion=rrf", chosen, "hybrid", replace(SHIPPED, fusion="rrf"))]
     return out

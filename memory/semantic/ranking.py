@@ -398,13 +398,16 @@ class RankingConfig:
     question about now (BM25 finds the older statement of a changed fact), half for a
     question about the bot's words, whose replies count three times; one item per exchange.
     A fusion depth and stripping chatter or time words from the query did not win on both,
-    so they are off; time windows and recency matter most for time questions.
+    so they are off; time windows and recency matter most for time questions. The speaker and
+    dated bonuses won on LoCoMo's tuning part and change nothing on items without `speaker`
+    or `dates` (docs/decisions/0024-locomo-recall.md); a BM25 weight of 2 for named questions
+    won on LoCoMo but lost on the own sets' held-out split, so it stays 1.
     """
 
     fusion: str = "sum"
     dense_weight: float = 1.0
     keyword_weight: float = 0.2
-    name_keyword_weight: float | None = 2.0
+    name_keyword_weight: float | None = 1.0
     current_keyword_weight: float | None = 0.0
     asked_keyword_weight: float | None = 0.5
     reply_weight: float = 1.0
