@@ -240,7 +240,8 @@ async def run(path: str, variants: list[Variant], embedder, store_unit: str, sto
     store_embedder = CachedEmbedder(embedder, vectors)
     for conv in conversations:
         now = conv.turns[-1].when + 86_400.0
-        query_vectors = await asyncio.to_thread(vectors, [" ".join(q.text.split()) for q in conv.questions])
+        # the question as the store embeds it: its search form (`ranking.plan_query` without rewriting)
+        query_vectors = await asyncio.to_thread(vectors, [ranking.search_form(q.text) for q in conv.questions])
         for unit_name in dict.fromkeys(v.unit for v in variants):
             cand = await asyncio.to_thread(candidates, conv, UNITS[unit_name], vectors)
             for variant in (v for v in variants if v.unit == unit_name):
