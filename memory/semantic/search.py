@@ -108,13 +108,14 @@ def finish(items: UserItems, prepared: Prepared, plan: ranking.QueryPlan, search
         return key_of[np.searchsorted(candidates, rows)], values
 
     replies, exchanges = _kinds_and_exchanges(items, plan, config, candidates, key_of)
+    said_by_named, dated = _who_and_when(items, plan, config, candidates, key_of)
     lap("candidates")
 
     timed = plan.since is not None or plan.until is not None or plan.recency_weight > 0
     keys, scores = ranking.fuse_keyed(plan, dense=keyed(*dense), keyword=keyed(*prepared.keyword),
                                       created_at=keyed(candidates, items.created[candidates]) if timed else _NONE,
                                       now=now, k=k, mode=mode, config=config, replies=replies,
-                                      exchanges=exchanges)
+                                      exchanges=exchanges, said_by_named=said_by_named, dated=dated)
     found = list(zip(by_id[keys].tolist(), scores.tolist(), strict=True))
     lap("fuse")
     return found
@@ -166,3 +167,18 @@ def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: rank
         if has.any():
             exchanges = (key_of[has], codes[has].astype(np.int64))
     return replies, exchanges
+
+
+def _who_and_when(items: UserItems, plan: ranking.QueryPlan, config: ranking.RankingConfig,
+                  candidates: np.ndarray, key_of: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The keys of the candidates said by a person the question names (metadata "speaker",
+    `ranking.said_by`) and of those naming a date (metadata "dates"), read from the candidates'
+    metadata only when the plan and `config` use them (a question naming someone, asking when)."""
+    who = config.speaker_bonus > 0 and bool(plan.named)
+    when = config.dated_bonus > 0 and plan.asks_when
+    if not (who or when) or not len(candidates):
+        return None, None
+    metas = [items.items[row].metadata for row in candidates.tolist()]
+    said = [n for n, meta in enumerate(metas) if who and ranking.said_by(plan, meta.get("speaker"))]
+    dated = [n for n, meta in enumerate(metas) if when and meta.get("dates")]
+    return key_of[np.array(said, np.int64)], key_of[np.array(dated, np.int64)]

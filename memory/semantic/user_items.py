@@ -5,7 +5,7 @@ in segments of byte blobs, decoded on demand), unit vector (a float32 matrix tha
 doubling, so an add copies nothing but the new rows most of the time), creation time, scope,
 whether it is one of the bot's replies and which exchange it belongs to (`ranking.exchange_of`),
 as numpy arrays, whether it is still alive, and an incremental BM25 index
-(`memory.semantic.keyword_index`) over what it is indexed by (`memory.semantic.validation.indexed_text`). An add
+(`memory.semantic.keyword_index`) over what it is keyword-indexed by (`memory.semantic.item_text.keyword_text`). An add
 appends rows, a delete marks them dead, a forget of a scope marks that scope's rows dead:
 nothing is rebuilt. `columns()` and `UserItems.from_columns` take the live rows out as flat
 arrays and back (`memory.semantic.snapshot` keeps them on disk). Not thread-safe by itself: callers hold `lock` around every use.
@@ -24,7 +24,7 @@ from memory.semantic.chroma_backend import StoredItem
 from memory.semantic.keyword_index import KeywordIndex
 from memory.semantic.packed_items import PackedItems
 from memory.semantic.ranking import exchange_of
-from memory.semantic.validation import indexed_text
+from memory.semantic.item_text import keyword_text
 
 __all__ = ["UserItems"]
 
@@ -259,7 +259,7 @@ class UserItems:
                                      else self._exchanges.setdefault(trace, len(self._exchanges)) for it in fresh]
         for row, item in enumerate(fresh, start=start):
             self._rows[item.id] = row
-            self.keywords.add(row, indexed_text(item.text, item.metadata))
+            self.keywords.add(row, keyword_text(item.text, item.metadata))
             self._text_bytes += _text_bytes(item)
         self.unsaved += len(fresh)
         self.ids.extend(it.id for it in fresh)

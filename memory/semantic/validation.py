@@ -34,6 +34,7 @@ MAX_METADATA_KEYS = 32
 MAX_METADATA_TEXT = 2_000
 RESERVED_KEYS = frozenset({"user_id", "scope", "truncated_from"})
 CONTEXT_KEY = "context"
+SPEAKER_KEY = "speaker"
 _SCOPE = re.compile(r"^(?:|dm|guild:[^\s]{1,64})$")
 
 
@@ -97,10 +98,14 @@ def check_text(text: str) -> tuple[str, int | None]:
 
 
 def indexed_text(text: str, metadata: Mapping[str, Any]) -> str:
-    """What an item is embedded and keyword-indexed by: its visible text, after its `context`
-    metadata (a str, e.g. the turn before a short reply) and a newline when it has one."""
+    """What an item is embedded by (and, with more, keyword-indexed by: `memory.semantic.item_text`):
+    its visible text, "<speaker>: " before it when its `speaker` metadata is a str, after its
+    `context` metadata (a str, e.g. the turn before a short reply) and a newline when it has one."""
     context = metadata.get(CONTEXT_KEY)
     body = visible(text)
+    speaker = metadata.get(SPEAKER_KEY)
+    if isinstance(speaker, str) and (who := visible(speaker).strip()):
+        body = f"{who}: {body}"
     if isinstance(context, str) and (before := visible(context)):
         return f"{before}\n{body}"
     return body

@@ -7,6 +7,7 @@ import gc
 import logging
 import math
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -233,6 +234,25 @@ def test_settings_choose_the_local_embedder_by_default() -> None:
     assert isinstance(embedder_from_settings(MemorySettings()), LocalEmbedder)
 
 
-def test_settings_refuse_a_local_model_that_is_not_bundled() -> None:
+def test_settings_refuse_a_model_name_that_cannot_be_fetched_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    # offline, whether huggingface_hub read its settings before this test or reads them now: nothing is fetched
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(ConfigError, match="EMBEDDING_MODEL 'bge-large-en-nowhere'"):
+        embedder_from_settings(MemorySettings(embedding_model="bge-large-en-nowhere"))
+
+
+def test_settings_take_any_sentence_transformers_model_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "my-model"
+    shutil.copytree(local_model_path(), folder)
+    embedder = embedder_from_settings(MemorySettings(embedding_model=str(folder)))
+    assert isinstance(embedder, LocalEmbedder)
+    assert embedder.name == str(folder)
+    assert embedder.dimension == 384
+
+
+def test_a_folder_that_holds_no_model_is_refused_naming_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="EMBEDDING_MODEL"):
-        embedder_from_settings(MemorySettings(embedding_model="bge-large-en"))
+        embedder_from_settings(MemorySettings(embedding_model=str(tmp_path)))

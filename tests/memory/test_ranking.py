@@ -399,3 +399,61 @@ def test_the_duplicate_threshold_is_adjustable() -> None:
     texts = {"a": "gym on tuesday and thursday", "b": "gym on tuesday"}
     assert drop_near_duplicates(ranked, texts, threshold=0.5) == [("a", 2.0)]
     assert drop_near_duplicates(ranked, texts, threshold=0.9) == ranked
+
+
+# -- who said it, and when -------------------------------------------------------------
+
+
+def test_the_names_a_question_spells_out_are_kept_case_folded() -> None:
+    assert ranking.names_in("What did Melanie paint after Caroline's talk?") == {"melanie", "caroline"}
+    assert ranking.names_in("When did I go?") == frozenset()
+    assert ranking.names_in("") == frozenset()
+
+
+def test_an_item_is_said_by_a_named_person_when_a_word_of_the_speaker_is_named() -> None:
+    plan = plan_query("What did Melanie paint?", NOW)
+    assert ranking.said_by(plan, "Melanie")
+    assert ranking.said_by(plan, "melanie Smith")
+    assert not ranking.said_by(plan, "Caroline")
+    assert not ranking.said_by(plan, None)
+    assert not ranking.said_by(plan_query("what did I paint?", NOW), "Melanie")
+
+
+@pytest.mark.parametrize(("query", "asks_when"), [
+    ("When did Caroline go to the support group?", True),
+    ("How long ago did Melanie start painting?", True),
+    ("In what year did Jon move?", True),
+    ("Which month did the trip happen?", True),
+    ("What did Melanie paint when she was young?", False),
+    ("Where does Priya live?", False),
+    ("", False),
+])
+def test_a_question_asking_for_a_time_is_recognised(query: str, asks_when: bool) -> None:
+    assert plan_query(query, NOW).asks_when is asks_when
+
+
+def test_the_speaker_bonus_lifts_what_the_named_person_said() -> None:
+    dense = {"other": 0.9, "hers": 0.85, "far": 0.1}
+    speakers = {"other": "Caroline", "hers": "Melanie", "far": "Caroline"}
+    plan = plan_query("What did Melanie paint?", NOW)
+    off = replace(DEFAULT_CONFIG, speaker_bonus=0.0)
+    on = replace(DEFAULT_CONFIG, speaker_bonus=0.2)
+    assert fuse(plan, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=off, speakers=speakers)[0][0] == "other"
+    assert fuse(plan, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=on, speakers=speakers)[0][0] == "hers"
+
+
+def test_the_dated_bonus_lifts_dated_items_only_for_a_question_asking_when() -> None:
+    dense = {"undated": 0.9, "dated": 0.85, "far": 0.1}
+    cfg = replace(DEFAULT_CONFIG, dated_bonus=0.2, speaker_bonus=0.0)
+    when = plan_query("When did Melanie paint the sunrise?", NOW)
+    what = plan_query("What did Melanie paint?", NOW)
+    assert fuse(when, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=cfg, dated={"dated"})[0][0] == "dated"
+    assert fuse(what, dense=dense, keyword={}, created_at={}, now=NOW, k=2, config=cfg, dated={"dated"})[0][0] == "undated"
+
+
+def test_bonuses_never_bring_in_an_item_neither_search_found() -> None:
+    plan = plan_query("When did Melanie paint?", NOW)
+    cfg = replace(DEFAULT_CONFIG, dated_bonus=1.0, speaker_bonus=1.0)
+    ranked = fuse(plan, dense={"found": 0.5}, keyword={}, created_at={}, now=NOW, k=5, config=cfg,
+                  speakers={"found": "Caroline", "unfound": "Melanie"}, dated={"unfound"})
+    assert [i for i, _ in ranked] == ["found"]
