@@ -164,6 +164,6 @@ async def test_readme_shell_block_runs_in_the_fresh_venv_against_the_fakes(
         trace, _, memory = after.partition("you> ")
         assert "391" in answer
         assert 'tool: calculator  input: {"expression": "17 * 23"}' in trace and "observation: 391" in trace
-        assert "[exchange] what is 17 times 23?" in memory
+        assert "[exchange] you: what is 17 times 23? / me: " in memory
     if any("python -m bot check" in c for c in block.commands):
         assert "all checks passed" in out.decode()

@@ -52,8 +52,10 @@ async def test_server_mode_keeps_users_apart(server_memory: UserMemory) -> None:
     assert [h.text for h in await server_memory.search(BOB, "locker code", k=10)] == ["My locker code is 9031"]
 
 
-async def test_two_processes_share_one_server(chroma_server: ChromaServer, local_embedder: LocalEmbedder) -> None:
-    settings = load_memory_settings({"CHROMA_HOST": chroma_server.host, "CHROMA_PORT": str(chroma_server.port)})
+async def test_two_processes_share_one_server(chroma_server: ChromaServer, local_embedder: LocalEmbedder,
+                                             tmp_path: Path) -> None:
+    settings = load_memory_settings({"CHROMA_HOST": chroma_server.host, "CHROMA_PORT": str(chroma_server.port),
+                                     "DATA_DIR": str(tmp_path / "data")})
     writer = open_user_memory(settings=settings, embedder=local_embedder, collection="shared-memory")
     reader = open_user_memory(settings=settings, embedder=local_embedder, collection="shared-memory")
     try:
