@@ -87,11 +87,12 @@ async def test_settings_cannot_set_a_cooldown_below_the_operators(world: World, 
 async def test_manage_messages_where_trace_is_run_does_not_open_an_answer_of_a_channel_that_denies_it(
         world: World, run_bot, fake: FakeOpenAI) -> None:
     fake.default_content = "Final Answer: the secret plan"
-    await run_bot()
+    running = await run_bot()
     asked = await world.dc.user_says(world.general, world.alice, "plan?", mention_bot=True)
     answered = await answer(world, asked)
     world.dc.deny_in_channel(world.general, world.roles["moderators"], p.MANAGE_MESSAGES)
-    await asyncio.sleep(0.3)  # the CHANNEL_UPDATE reaches the bot's cache
+    general = running.bot.get_channel(int(world.general))
+    await world.dc.wait_for(lambda: general.overwrites, timeout=15)  # the CHANNEL_UPDATE reached the cache
     link = f"https://discord.com/channels/{world.guild}/{world.general}/{answered.id}"
     inter = await world.dc.invoke_command(world.random, world.mod, "trace", {"message": link})
     assert (await _last_content(world, inter)).startswith(REFUSED_TRACE)
