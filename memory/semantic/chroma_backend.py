@@ -16,6 +16,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -209,7 +210,11 @@ class ChromaStore:
             self._collection.delete(where=dict(where))
 
     def close(self) -> None:
-        """Nothing to release: a Chroma client has no close (ChromaProcess's stops its child)."""
+        """Release the client: chromadb keeps every embedded folder's system (its SQLite
+        connections and HNSW files, open) in a process-wide cache until its last client closes."""
+        with self._translating(self.where, "close"):
+            self._client.close()
+        gc.collect()  # the stopped system's last SQLite handles sit in reference cycles until a collection
 
     def max_batch_size(self) -> int:
         with self._translating(self.where, "ask the batch size of"):
