@@ -122,7 +122,7 @@ class _Printer:
                 out(Text.assemble((f"{label}: ", "bold"), event.answer))
             out(
                 Text(
-                    f"{event.steps} steps, {event.elapsed_ms / 1000:.1f} s, "
+                    f"{event.steps} step{'' if event.steps == 1 else 's'}, {event.elapsed_ms / 1000:.1f} s, "
                     f"{event.usage.prompt_tokens} prompt + {event.usage.completion_tokens} "
                     "completion tokens",
                     style="dim",

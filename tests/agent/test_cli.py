@@ -79,6 +79,15 @@ async def test_dotenv_in_the_working_directory_is_read(fake_openai, tmp_path):
     assert fake_openai.requests[0]["model"] == "from-dotenv"
 
 
+async def test_a_one_step_answer_says_one_step_not_one_steps(fake_openai, tmp_path):
+    fake_openai.reply("Final Answer: 4")
+
+    code, out, err = await run_cli("2+2?", env=fake_env(fake_openai), cwd=tmp_path)
+
+    assert code == 0, err
+    assert "1 step, " in out and "1 steps" not in out
+
+
 async def test_json_mode_prints_one_event_per_line(fake_openai, tmp_path):
     fake_openai.reply("Final Answer: 4")
 
