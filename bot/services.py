@@ -1,7 +1,7 @@
 """The services behind the front ends' commands other than a turn: traces, a person's own
 memory, a channel's buffer (the interfaces of bot.interfaces).
 
-Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of Discord.
+Part of bot/: joins memory/'s stores; knows nothing of Discord.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from bot.turn.scheduling import TurnScheduler
-from bot.stores import BufferStore, PersonMemoryStore, TraceStoreLike
-from memory.stores.buffer import BufferedMessage
-from memory.semantic import MemoryHit, scope_for
-from memory.stores.traces import TraceRecord
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.semantic import MemoryHit, UserMemory, scope_for
+from memory.stores.traces import TraceRecord, TraceStore
 
 __all__ = ["ChannelService", "PersonMemoryService", "TraceService", "manage_scope"]
 
@@ -41,7 +40,7 @@ class TraceService:
     for the same person and channel waits for it (at most ``settle_wait_s``), so that a
     `/trace` sent as the answer appears opens that answer's trace, not the one before it."""
 
-    def __init__(self, traces: TraceStoreLike, *, settle_wait_s: float = 10.0) -> None:
+    def __init__(self, traces: TraceStore, *, settle_wait_s: float = 10.0) -> None:
         self._traces = traces
         self._settle_wait_s = settle_wait_s
         self._on_the_way: dict[tuple[str, str], set[asyncio.Event]] = {}
@@ -85,7 +84,7 @@ class TraceService:
 class PersonMemoryService:
     """A person's memory here (see ``manage_scope``)."""
 
-    def __init__(self, memory: PersonMemoryStore, *, global_scope: bool) -> None:
+    def __init__(self, memory: UserMemory, *, global_scope: bool) -> None:
         self._memory = memory
         self._global = global_scope
 
@@ -108,7 +107,7 @@ class PersonMemoryService:
 class ChannelService:
     """Clearing a channel's buffer (after the turn running there), and keeping chatter."""
 
-    def __init__(self, buffer: BufferStore, scheduler: TurnScheduler, *,
+    def __init__(self, buffer: ChannelBuffer, scheduler: TurnScheduler, *,
                  now: Callable[[], datetime]) -> None:
         self._buffer = buffer
         self._scheduler = scheduler

@@ -22,12 +22,12 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
 from memory.errors import StoreUnavailable
 from memory.semantic.ranking import tokenize
-from memory.semantic import MemoryHit, scope_for
+from memory.semantic import MemoryHit, UserMemory, scope_for
 
 __all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
 
@@ -86,11 +86,6 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
     return lines
 
 
-class MemorySearch(Protocol):
-    async def search(self, user_id: str, query: str, k: int = 5,
-                     scope: str | None = None) -> list[MemoryHit]: ...
-
-
 class MemoryTools:
     """The two memory tools of one store; `for_turn` binds `remember` to a turn's pending list.
 
@@ -98,7 +93,7 @@ class MemoryTools:
     built per turn around that turn's list (about a millisecond).
     """
 
-    def __init__(self, memory: MemorySearch, *, global_scope: bool = False, k: int = 5,
+    def __init__(self, memory: UserMemory, *, global_scope: bool = False, k: int = 5,
                  timeout_s: float | None = None) -> None:
         self._timeout_s = timeout_s
         self._global_scope = global_scope
@@ -106,7 +101,7 @@ class MemoryTools:
         self._recall = {wide: self._recall_tool(memory, k, wide) for wide in (False, True)}
         self._remember = Tool.from_function(_remember_into([]), timeout_s=timeout_s)  # a turn's: for_turn
 
-    def _recall_tool(self, memory: MemorySearch, k: int, wide: bool) -> Tool:
+    def _recall_tool(self, memory: UserMemory, k: int, wide: bool) -> Tool:
         async def recall_memory(ctx: ToolContext, query: str) -> str:
             """Search what this person told you in earlier conversations (their memory, here).
 
