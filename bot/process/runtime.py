@@ -4,9 +4,8 @@
         result = await rt.pipeline.handle(TurnRequest(...), on_event=...)
 
 Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
-TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, in a child
-process with CHROMA_PROCESS, or the Chroma server of CHROMA_HOST/CHROMA_PORT; MEMORY_CACHE_MB
-of people's items kept here); an httpx.AsyncClient for the tools; the ToolRegistry with the
+TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, or the Chroma
+server of CHROMA_HOST/CHROMA_PORT); an httpx.AsyncClient for the tools; the ToolRegistry with the
 built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the

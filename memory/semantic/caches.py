@@ -1,10 +1,4 @@
-"""The semantic memory's two caches: users' items by size, and recent query vectors.
-
-- `ItemsCache`: an LRU of `UserItems` by user id, bounded by the bytes those items take
-  (`UserItems.nbytes`), not by a count of users: one person with 50,000 items weighs as much
-  as hundreds with a few. The most recently used user is never evicted, so one user bigger
-  than the whole budget is still served from memory while in use.
-- `RecentVectors`: the vectors of the last few search queries, by text (thread-safe LRU).
+"""The semantic memory's one cache: the vectors of the last few search queries, by text.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -13,107 +7,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
 
 import numpy as np
 
 from memory.semantic import ranking
-from memory.semantic.user_items import UserItems
 
-__all__ = ["ItemsCache", "RecentVectors"]
-
-
-class ItemsCache:
-    """User id -> UserItems, least recently used evicted first once over `max_bytes`.
-
-    The cache keeps each user's size as it last measured it and their running total, so a
-    write costs a measure of the users it touched, not of every user cached (summed over
-    thousands of people on every write, that was milliseconds on the event loop). Whoever
-    grows a cached user's items says so with `resized`."""
-
-    def __init__(self, max_bytes: int) -> None:
-        if max_bytes <= 0:
-            raise ValueError(f"cache_bytes must be positive, not {max_bytes}")
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, UserItems] = OrderedDict()
-        self._sizes: dict[str, int] = {}
-        self._total = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, user_id: str) -> bool:
-        return user_id in self._entries
-
-    @property
-    def nbytes(self) -> int:
-        """The cached users' sizes as last measured (at `put` or `resized`)."""
-        return self._total
-
-    def get(self, user_id: str) -> UserItems | None:
-        """The user's items (now the most recently used), or None."""
-        entry = self._entries.get(user_id)
-        if entry is not None:
-            self._entries.move_to_end(user_id)
-        return entry
-
-    def peek(self, user_id: str) -> UserItems | None:
-        """The user's items without marking them used."""
-        return self._entries.get(user_id)
-
-    def put(self, user_id: str, entry: UserItems) -> list[UserItems]:
-        """Cache the user's items; returns the users' items evicted to make room (see `trim`)."""
-        self._forget_size(user_id)
-        self._entries[user_id] = entry
-        self._entries.move_to_end(user_id)
-        self._measure(user_id, entry)
-        return self.trim()
-
-    def resized(self, user_ids: Iterable[str]) -> list[UserItems]:
-        """These users' items grew (or shrank): measure them again, then `trim`."""
-        for user_id in user_ids:
-            entry = self._entries.get(user_id)
-            if entry is not None:
-                self._forget_size(user_id)
-                self._measure(user_id, entry)
-        return self.trim()
-
-    def drop(self, user_id: str) -> None:
-        if self._entries.pop(user_id, None) is not None:
-            self._forget_size(user_id)
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self._sizes.clear()
-        self._total = 0
-
-    def entries(self) -> list[tuple[str, UserItems]]:
-        """(user id, items) of every cached user, least recently used first."""
-        return list(self._entries.items())
-
-    def take_all(self) -> list[UserItems]:
-        """Empty the cache and return what it held (so the caller can free it elsewhere)."""
-        taken = list(self._entries.values())
-        self.clear()
-        return taken
-
-    def trim(self) -> list[UserItems]:
-        """Evict the least recently used users until the rest fit (the newest always stays);
-        returns the evicted ones, for the caller to free off the event loop."""
-        evicted: list[UserItems] = []
-        while self._total > self.max_bytes and len(self._entries) > 1:
-            user_id, entry = self._entries.popitem(last=False)
-            self._forget_size(user_id)
-            evicted.append(entry)
-        return evicted
-
-    def _measure(self, user_id: str, entry: UserItems) -> None:
-        size = entry.nbytes
-        self._sizes[user_id] = size
-        self._total += size
-
-    def _forget_size(self, user_id: str) -> None:
-        self._total -= self._sizes.pop(user_id, 0)
+__all__ = ["RecentVectors"]
 
 
 class RecentVectors:

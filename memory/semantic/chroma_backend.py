@@ -1,23 +1,27 @@
-"""The ChromaDB seam of the semantic memory: open a collection, and translate failures.
+"""The ChromaDB seam of the semantic memory: one collection per person, failures translated.
 
-`ChromaStore` wraps one collection of an embedded `PersistentClient` (a folder) or of a
-Chroma server (`HttpClient`, host:port). Its methods are blocking (callers run them in a
-worker thread) and take embeddings explicitly: Chroma's default embedding function, which
-downloads a model, is never used. Storage failures (folder unusable, server down or gone,
-HTTP timeouts) are raised as `StoreUnavailable` naming the folder or host:port; the
-original error is chained.
+`connect` builds the client (an embedded `PersistentClient` on a folder, or an `HttpClient` for
+a Chroma server); `ChromaStore` holds it and gives each person their own collection, named
+`<prefix>.<digest of the user id>`, so that a person's nearest-neighbour search is Chroma's own
+HNSW over only their items (a shared collection with a `where` filter on the person was 20
+times slower at 50,000 items: docs/decisions/0001-memory-engine.md). The collection named
+`<prefix>` itself holds no items: it records the embedding model, so that opening the memory
+with another model fails instead of mixing incomparable vectors.
 
-Knows nothing of users or scopes: `memory.semantic` builds the filters. There is no query
-method on purpose: a metadata-filtered HNSW query is slower than reading one user's items
-with their vectors and searching them in this process (see memory.semantic). `log()` opens
-the sibling collection that `memory.semantic.change_feed` keeps its change records in.
+Methods are blocking (callers run them in worker threads) and take embeddings explicitly:
+Chroma's default embedding function, which downloads a model, is never used. Storage failures
+(folder unusable, server down or gone, HTTP timeouts) are raised as `StoreUnavailable` naming
+the folder or host:port, the original error chained. Knows nothing of scopes or ranking.
+
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,81 +31,117 @@ import chromadb
 import httpx
 import numpy as np
 from chromadb.config import Settings
-from chromadb.errors import ChromaError, InvalidArgumentError
+from chromadb.errors import ChromaError, InvalidArgumentError, NotFoundError
 
 from memory.errors import ConfigError, StoreUnavailable
 
-__all__ = ["ChromaStore", "StoredItem"]
+__all__ = ["ChromaStore", "Neighbour", "StoredItem", "connect"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT_S = 10.0
+# Each person's collection: cosine distance; a search breadth above the memory's widest dense
+# candidate list (10 k, k <= 20), so that the approximate search keeps near-exact candidates.
+PERSON_METADATA = {"hnsw:space": "cosine", "hnsw:search_ef": 200}
 
 
 class StoredItem(NamedTuple):
-    """One item as Chroma returns it (without its embedding). A tuple: a user's snapshot makes
-    tens of thousands of them at once (`memory.semantic.snapshot`)."""
+    """One item as Chroma returns it (without its embedding)."""
 
     id: str
     text: str
     metadata: dict[str, Any]
 
 
+class Neighbour(NamedTuple):
+    """One item of a nearest-neighbour search, with its cosine similarity to the query."""
+
+    item: StoredItem
+    similarity: float
+
+
+def connect(*, path: str | os.PathLike[str] | None, host: str | None, port: int | None,
+            http_timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> tuple[Any, str]:
+    """(client, where): a Chroma server's client when `host` is set, else the embedded client
+    on the folder `path`; `where` names it for messages. Raises StoreUnavailable or ConfigError."""
+    if host:
+        where = f"Chroma server {host}:{port or 8000}"
+        with _translating(where, "connect"):
+            try:
+                client = chromadb.HttpClient(host=host, port=int(port or 8000), settings=_client_settings())
+            except ValueError as exc:  # chromadb's "Could not connect to a Chroma server"
+                raise StoreUnavailable(f"{where} is unreachable: {exc}") from exc
+        # chromadb's HTTP client builds its httpx session with timeout=None, so a server that
+        # stops answering would block a worker thread forever: bound it where it is reachable
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if isinstance(session, httpx.Client):
+            session.timeout = httpx.Timeout(http_timeout_s)
+        return client, where
+    if path is None:
+        raise ConfigError("semantic memory needs a Chroma folder (DATA_DIR) or CHROMA_HOST")
+    folder = Path(path)
+    where = f"Chroma folder {str(folder)!r}"
+    _check_folder(folder, where)
+    with _translating(where, "open"):
+        return chromadb.PersistentClient(path=str(folder), settings=_client_settings()), where
+
+
 def _client_settings() -> Settings:
     return Settings(anonymized_telemetry=False, allow_reset=False)
 
 
+def _check_folder(folder: Path, where: str) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise StoreUnavailable(f"{where} cannot be used: it is not a directory")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnavailable(f"{where} cannot be created: {exc.strerror or exc}") from exc
+    if not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
+        raise StoreUnavailable(f"{where} is not readable and writable by this process")
+
+
+@contextmanager
+def _translating(where: str, action: str) -> Iterator[None]:
+    try:
+        yield
+    except (StoreUnavailable, ConfigError, InvalidArgumentError, NotFoundError):
+        raise
+    except (httpx.HTTPError, OSError, ChromaError) as exc:
+        raise StoreUnavailable(f"cannot {action} {where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _items(ids: Sequence[str], docs: Sequence[str | None] | None,
+           metas: Sequence[Mapping[str, Any] | None] | None) -> list[StoredItem]:
+    docs = docs or [None] * len(ids)
+    metas = metas or [None] * len(ids)
+    return [StoredItem(i, d or "", dict(m or {})) for i, d, m in zip(ids, docs, metas, strict=True)]
+
+
 class ChromaStore:
-    """One Chroma collection, with every failure translated to StoreUnavailable."""
+    """A Chroma client on which each person has a collection per scope; every failure is
+    StoreUnavailable. A person's scopes are listed in a small directory collection of theirs.
 
-    def __init__(self, client: Any, collection: Any, where: str) -> None:
+    Collections are looked up once and kept; one that another process deleted (a forget) is
+    looked up again on the next call, and a scope without one reads as having no items."""
+
+    def __init__(self, client: Any, where: str, prefix: str) -> None:
         self._client = client
-        self._collection = collection
         self.where = where
-
-    @property
-    def name(self) -> str:
-        return str(self._collection.name)
-
-    def log(self, suffix: str) -> ChromaStore:
-        """The collection named after this one plus `suffix`, on the same client (created if
-        missing): records without meaningful vectors, such as the change feed's."""
-        with self._translating(self.where, "open the log collection of"):
-            col = self._client.get_or_create_collection(name=self.name + suffix, embedding_function=None,
-                                                        metadata={"purpose": "log of " + self.name})
-        return ChromaStore(self._client, col, self.where)
-
-    # -- opening ---------------------------------------------------------------------------
+        self.prefix = prefix
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
     @classmethod
     def open(cls, *, path: str | os.PathLike[str] | None, host: str | None, port: int | None,
              collection: str, embedder_name: str, dimension: int | None,
              http_timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> ChromaStore:
-        """Connect (server) or open the folder (embedded) and get or create the collection.
-
-        The collection records the embedder's name (and dimension when known); reopening it
-        with another model raises ConfigError instead of mixing incomparable vectors.
-        """
-        if host:
-            where = f"Chroma server {host}:{port or 8000}"
-            with cls._translating(where, "connect"):
-                try:
-                    client = chromadb.HttpClient(host=host, port=int(port or 8000), settings=_client_settings())
-                except ValueError as exc:  # chromadb's "Could not connect to a Chroma server"
-                    raise StoreUnavailable(f"{where} is unreachable: {exc}") from exc
-                cls._set_http_timeout(client, http_timeout_s)
-        else:
-            if path is None:
-                raise ConfigError("semantic memory needs a Chroma folder (DATA_DIR) or CHROMA_HOST")
-            folder = Path(path)
-            where = f"Chroma folder {str(folder)!r}"
-            cls._check_folder(folder, where)
-            with cls._translating(where, "open"):
-                client = chromadb.PersistentClient(path=str(folder), settings=_client_settings())
-        metadata: dict[str, Any] = {"hnsw:space": "cosine", "embedder": embedder_name}
+        """Connect, and check (or record) the embedding model in the collection `collection`."""
+        client, where = connect(path=path, host=host, port=port, http_timeout_s=http_timeout_s)
+        metadata: dict[str, Any] = {"embedder": embedder_name}
         if dimension is not None:
             metadata["dimension"] = int(dimension)
-        with cls._translating(where, "open the collection of"):
+        with _translating(where, "open the collection of"):
             col = client.get_or_create_collection(name=collection, metadata=metadata, embedding_function=None)
         meta = col.metadata or {}
         same_dimension = dimension is None or meta.get("dimension") in (None, int(dimension))
@@ -111,98 +151,128 @@ class ChromaStore:
                 f"{meta.get('embedder')!r} ({meta.get('dimension')} dimensions), not of "
                 f"{embedder_name!r} ({dimension}); use another collection name or the same model"
             )
-        space = meta.get("hnsw:space", "l2")
-        if space != "cosine":
-            raise ConfigError(f"collection {collection!r} in {where} uses {space!r} distance, not cosine")
-        log.info("semantic memory: collection %r in %s", collection, where)
-        return cls(client, col, where)
+        log.info("semantic memory: collections %r.* in %s", collection, where)
+        return cls(client, where, collection)
 
-    @staticmethod
-    def _check_folder(folder: Path, where: str) -> None:
-        if folder.exists() and not folder.is_dir():
-            raise StoreUnavailable(f"{where} cannot be used: it is not a directory")
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnavailable(f"{where} cannot be created: {exc.strerror or exc}") from exc
-        if not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
-            raise StoreUnavailable(f"{where} is not readable and writable by this process")
+    # -- collections -----------------------------------------------------------------------
 
-    @staticmethod
-    def _set_http_timeout(client: Any, timeout_s: float) -> None:
-        # chromadb's HTTP client builds its httpx session with timeout=None, so a server that
-        # stops answering would block a worker thread forever; bound it where the session is
-        # reachable (user_memory.py also bounds every call on the event-loop side).
-        session = getattr(getattr(client, "_server", None), "_session", None)
-        if isinstance(session, httpx.Client):
-            session.timeout = httpx.Timeout(timeout_s)
+    def _name(self, user_id: str, scope: str | None) -> str:
+        """The directory's name (scope None) or a scope's: digests, so any id makes a valid name."""
+        person = f"{self.prefix}.{hashlib.sha256(user_id.encode()).hexdigest()[:32]}"
+        return person if scope is None else f"{person}.{hashlib.sha256(scope.encode()).hexdigest()[:16]}"
 
-    @staticmethod
-    @contextmanager
-    def _translating(where: str, action: str) -> Iterator[None]:
-        try:
-            yield
-        except (StoreUnavailable, ConfigError, InvalidArgumentError):
-            raise
-        except (httpx.HTTPError, OSError, ChromaError) as exc:
-            raise StoreUnavailable(f"cannot {action} {where}: {type(exc).__name__}: {exc}") from exc
+    def _collection(self, name: str, *, create: bool) -> Any | None:
+        with self._lock:
+            col = self._collections.get(name)
+        if col is not None:
+            return col
+        with _translating(self.where, "open a collection of"):
+            if create:
+                col = self._client.get_or_create_collection(name=name, metadata=PERSON_METADATA,
+                                                            embedding_function=None)
+            else:
+                try:
+                    col = self._client.get_collection(name=name, embedding_function=None)
+                except (NotFoundError, ValueError):  # chromadb raises either, by version and client
+                    return None
+        with self._lock:
+            self._collections[name] = col
+        return col
+
+    def _call(self, name: str, action: str, fn: Any, *, empty: Any = None, create: bool = False) -> Any:
+        """fn(collection); a collection deleted meanwhile (another process's forget) is looked up
+        once more; without one, `empty` (or it is created, with `create`)."""
+        for attempt in (1, 2):
+            col = self._collection(name, create=create)
+            if col is None:
+                return empty
+            try:
+                with _translating(self.where, action):
+                    return fn(col)
+            except (NotFoundError, InvalidArgumentError) as exc:
+                gone = isinstance(exc, NotFoundError) or "does not exist" in str(exc)
+                if not gone:
+                    raise
+                with self._lock:
+                    self._collections.pop(name, None)
+                if attempt == 2:
+                    raise StoreUnavailable(f"cannot {action} {self.where}: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def scopes(self, user_id: str) -> list[str]:
+        """The scopes the person has (or had) items in, from their directory."""
+        ids = self._call(self._name(user_id, None), "read the directory of",
+                         lambda col: col.get(include=[])["ids"], empty=[])
+        return sorted(i[2:] for i in ids)
+
+    def _names(self, user_id: str, scope: str | None) -> list[str]:
+        return [self._name(user_id, s) for s in ([scope] if scope is not None else self.scopes(user_id))]
 
     # -- items -----------------------------------------------------------------------------
 
-    def add(self, ids: Sequence[str], embeddings: Sequence[Sequence[float]] | np.ndarray, documents: Sequence[str],
+    def add(self, user_id: str, scope: str, ids: Sequence[str], vectors: np.ndarray, documents: Sequence[str],
             metadatas: Sequence[Mapping[str, Any]]) -> None:
-        with self._translating(self.where, "write to"):
-            self._collection.add(ids=list(ids), embeddings=np.asarray(embeddings, np.float32).tolist(),
-                                 documents=list(documents), metadatas=[dict(m) for m in metadatas])
+        """Write items of one scope; the scope is (again) entered in the person's directory first,
+        so that a directory another process deleted meanwhile gets it back."""
+        self._call(self._name(user_id, None), "write the directory of", lambda col: col.upsert(
+            ids=["s:" + scope], embeddings=np.ones((1, 1), np.float32), documents=[scope]), create=True)
+        self._call(self._name(user_id, scope), "write to", lambda col: col.add(
+            ids=list(ids), embeddings=np.asarray(vectors, np.float32), documents=list(documents),
+            metadatas=[dict(m) for m in metadatas]), create=True)
 
-    def upsert(self, ids: Sequence[str], documents: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> None:
-        """Write records without meaningful vectors (a log's), replacing any of the same ids."""
-        with self._translating(self.where, "write to"):
-            self._collection.upsert(ids=list(ids), embeddings=[[0.0]] * len(ids), documents=list(documents),
-                                    metadatas=[dict(m) for m in metadatas])
+    def nearest(self, user_id: str, scope: str | None, vector: np.ndarray, n: int) -> list[Neighbour]:
+        """The person's `n` items in `scope` (None: all) nearest to `vector`, nearest first."""
+        def query(col: Any) -> list[Neighbour]:
+            res = col.query(query_embeddings=[np.asarray(vector, np.float32)], n_results=n,
+                            include=["documents", "metadatas", "distances"])
+            found = _items(res["ids"][0], (res.get("documents") or [None])[0], (res.get("metadatas") or [None])[0])
+            distances = (res.get("distances") or [[]])[0]
+            return [Neighbour(it, 1.0 - float(d)) for it, d in zip(found, distances, strict=True)]
 
-    def get(self, *, where: Mapping[str, Any], ids: Sequence[str] | None = None) -> list[StoredItem]:
-        """All items matching `where` (and `ids` when given), in no particular order."""
-        return self.get_with_embeddings(where=where, ids=ids, embeddings=False)[0]
+        merged = [hit for name in self._names(user_id, scope) for hit in self._call(name, "search", query, empty=[])]
+        return sorted(merged, key=lambda hit: -hit.similarity)[:n]
 
-    def ids(self, *, where: Mapping[str, Any]) -> list[str]:
-        """The ids of the items matching `where` (nothing else read)."""
-        with self._translating(self.where, "read from"):
-            return list(self._collection.get(where=dict(where), include=[])["ids"])
+    def get(self, user_id: str, scope: str | None, ids: Sequence[str] | None = None) -> list[StoredItem]:
+        """The person's items in `scope` (None: all), only those with `ids` when given; unordered."""
+        if ids is not None and not ids:
+            return []
 
-    def get_with_embeddings(self, *, where: Mapping[str, Any] | None, ids: Sequence[str] | None = None,
-                            embeddings: bool = True, limit: int | None = None,
-                            offset: int | None = None) -> tuple[list[StoredItem], np.ndarray]:
-        """Items matching `where` (None: any) and their embeddings as a float32 matrix (row i =
-        item i); `limit`/`offset` read one page of them. Give `ids` without `where` for more
-        than a few ids: Chroma's plan for both together grows badly with the number of ids."""
-        include = ["documents", "metadatas", "embeddings"] if embeddings else ["documents", "metadatas"]
-        with self._translating(self.where, "read from"):
-            res = self._collection.get(ids=list(ids) if ids is not None else None, where=dict(where) if where else None,
-                                       include=include, limit=limit, offset=offset)
-        count = len(res["ids"])
-        docs = res.get("documents") or [""] * count
-        metas = res.get("metadatas") or [{}] * count
-        items = [StoredItem(i, d or "", dict(m or {})) for i, d, m in zip(res["ids"], docs, metas, strict=True)]
-        vectors = res.get("embeddings") if embeddings else None
-        if vectors is None or not count:
-            return items, np.zeros((0, 0), np.float32)
-        return items, np.asarray(vectors, dtype=np.float32)
+        def get(col: Any) -> list[StoredItem]:
+            res = col.get(ids=list(ids) if ids is not None else None, include=["documents", "metadatas"])
+            return _items(res["ids"], res.get("documents"), res.get("metadatas"))
 
-    def delete(self, ids: Sequence[str]) -> None:
-        if not ids:
-            return
-        with self._translating(self.where, "delete from"):
-            self._collection.delete(ids=list(ids))
+        return [it for name in self._names(user_id, scope) for it in self._call(name, "read from", get, empty=[])]
 
-    def delete_where(self, where: Mapping[str, Any]) -> None:
-        """Delete every item matching `where` (the change feed's pruning of old records)."""
-        with self._translating(self.where, "delete from"):
-            self._collection.delete(where=dict(where))
+    def ids(self, user_id: str, scope: str, where: Mapping[str, Any] | None = None) -> list[str]:
+        """The ids of the person's items in `scope` matching `where` (None: all); nothing else is read."""
+        return self._call(self._name(user_id, scope), "read from", lambda col: list(col.get(
+            where=dict(where) if where else None, include=[])["ids"]), empty=[])
 
-    def close(self) -> None:
-        """Nothing to release: a Chroma client has no close (ChromaProcess's stops its child)."""
+    def count(self, user_id: str, scope: str) -> int:
+        return int(self._call(self._name(user_id, scope), "count the items of", lambda col: col.count(), empty=0))
 
-    def max_batch_size(self) -> int:
-        with self._translating(self.where, "ask the batch size of"):
-            return int(self._client.get_max_batch_size())
+    def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """Delete these ids from every scope of the person (ids they do not have are ignored)."""
+        if ids:
+            for name in self._names(user_id, None):
+                self._call(name, "delete from", lambda col: col.delete(ids=list(ids)))
+
+    def drop(self, user_id: str, scope: str | None) -> None:
+        """Delete the collection of the person's `scope` (None: all of theirs, and the directory)."""
+        scopes = [scope] if scope is not None else self.scopes(user_id)
+        for name in [self._name(user_id, s) for s in scopes]:
+            self._drop(name)
+        if scope is None:
+            self._drop(self._name(user_id, None))
+        else:
+            self._call(self._name(user_id, None), "write the directory of",
+                       lambda col: col.delete(ids=["s:" + scope]))
+
+    def _drop(self, name: str) -> None:
+        with self._lock:
+            self._collections.pop(name, None)
+        with _translating(self.where, "delete a collection of"):
+            try:
+                self._client.delete_collection(name=name)
+            except (NotFoundError, ValueError):
+                pass

@@ -1,26 +1,21 @@
-"""An incremental Okapi BM25 index over one user's items, scored with numpy over a row mask.
+"""Okapi BM25 over each person's items, its postings kept in SQLite tables.
 
-Documents are numbered rows (the rows of `memory.semantic.user_items.UserItems`); `add` indexes one
-more row and never rebuilds anything. A query is scored over the rows a boolean mask keeps
-(the user's live items in one scope): the collection statistics (document count, average
-length, each term's document frequency) are taken over those rows only, so the scores equal
-those of a BM25 index built from scratch over exactly those items. Deleted rows are simply
-masked out; their postings stay until the user's items are next loaded.
+Chroma holds the items (the truth); this file is an index derived from them, which
+`memory.semantic` brings in step with Chroma before each search and can rebuild from Chroma
+at any time (deleting the file loses nothing). Two tables: `items` (each item's owner, scope,
+dates, length in terms, the facts the ranking reads: kind and exchange) and `postings` (one
+row per item and term, with the term frequency, keyed by person and term, so a query term's
+postings are one range of the primary key).
 
-`state(keep)` and `KeywordIndex.from_state` turn the index into a few flat arrays and back (for
-`memory.semantic.snapshot`), keeping only the rows `keep` marks, renumbered in order, so a forgotten
-item's terms are not written out.
+Scores equal those of a BM25 index built from scratch over exactly the person's items in the
+scope: the statistics (document count, average length, each term's document frequency) are
+taken over those items only, with Lucene's non-negative idf, k1 = 1.2 and b = 0.75.
 
-Both indexing and querying tokenize with `memory.semantic.ranking.tokenize`, so a change to the
-tokenizer applies here too.
-
-Why this and not SQLite FTS5 or a library: FTS5's bm25() uses its own idf (log((N-n+0.5)/
-(n+0.5)), which goes negative for common terms, where ours is Lucene's non-negative one),
-keeps one set of statistics per table where we need them per scope, and would still need our
-tokenizer applied before it; `rank_bm25` rebuilds its arrays over the whole corpus (no
-incremental add); and the user's vectors already live in this process, so an inverted index
-beside them, a few appends per add, is the smallest thing that does the job (measured in
-bench/README.md, "Per-user memory at scale").
+Why not SQLite FTS5: its bm25() takes its statistics over the whole table (every person),
+its idf goes negative for common terms, and it would still need our tokenizer applied before
+it; scores equal to the ones the ranking was tuned on keep recall unchanged
+(docs/decisions/0001-memory-engine.md). Both indexing and querying tokenize with
+`memory.semantic.ranking.tokenize`.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -28,144 +23,206 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import math
-from array import array
+import sqlite3
+import threading
 from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from memory.semantic.ranking import tokenize
 
-__all__ = ["KeywordIndex"]
+__all__ = ["Facts", "IndexedItem", "KeywordIndex"]
 
-# A term's own cost: its key, its two arrays (headers and over-allocation) and its slots in
-# two dicts, measured with tracemalloc (tests/memory/test_keyword_index.py); 100, as it was,
-# let a user of many distinct words weigh 2.5-3 times what the items cache counted.
-_TERM_BYTES = 360
-_POSTING_BYTES = 12  # a row number (int32) and a term frequency (float64)
+K1 = 1.2
+B = 0.75
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE items (
+    row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, user TEXT NOT NULL, scope TEXT NOT NULL,
+    created_at REAL NOT NULL, added_at REAL NOT NULL, length INTEGER NOT NULL, terms TEXT NOT NULL,
+    kind TEXT, exchange TEXT);
+CREATE INDEX items_by_scope ON items (user, scope, created_at);
+CREATE INDEX items_by_arrival ON items (user, scope, added_at);
+CREATE TABLE postings (
+    user TEXT NOT NULL, term TEXT NOT NULL, row INTEGER NOT NULL, scope TEXT NOT NULL,
+    tf INTEGER NOT NULL, length INTEGER NOT NULL, PRIMARY KEY (user, term, row)) WITHOUT ROWID;
+CREATE TABLE totals (
+    user TEXT NOT NULL, scope TEXT NOT NULL, items INTEGER NOT NULL, length INTEGER NOT NULL,
+    PRIMARY KEY (user, scope)) WITHOUT ROWID;
+"""
+_ADD_TOTAL = """INSERT INTO totals VALUES (?, ?, ?, ?) ON CONFLICT (user, scope)
+    DO UPDATE SET items = items + excluded.items, length = length + excluded.length"""
 
 
-_JOIN_TERMS = 4096  # terms' postings per numpy join: one join holds the GIL for as long as it runs
+class IndexedItem(NamedTuple):
+    """What the index keeps of one item; `text` is what is indexed (context and text)."""
+
+    id: str
+    user: str
+    scope: str
+    created_at: float
+    added_at: float
+    text: str
+    kind: str | None
+    exchange: str | None
 
 
-def _joined(parts: list[array[int] | array[float] | np.ndarray], dtype: type) -> np.ndarray:
-    """The postings arrays one after another, joined a few thousand at a time."""
-    if not parts:
-        return np.zeros(0, dtype)
-    chunks = [np.concatenate([np.frombuffer(p, dtype=dtype) for p in parts[start:start + _JOIN_TERMS]])
-              for start in range(0, len(parts), _JOIN_TERMS)]
-    return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+class Facts(NamedTuple):
+    """What the ranking needs of an item besides its scores."""
+
+    created_at: float
+    kind: str | None
+    exchange: str | None
 
 
 class KeywordIndex:
-    """Okapi BM25 (k1, b) over rows 0..n-1; `scores(query, mask)` gives the matching rows."""
+    """The BM25 index of every person's items in one SQLite file (or in memory: `path` None).
 
-    STATE = ("lengths", "terms", "counts", "docs", "tfs")  # the arrays of `state()`
+    Thread-safe: one connection, one lock; several processes may share the file (WAL)."""
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1 = k1
-        self.b = b
-        self._lengths = array("d")
-        self._docs: dict[str, array[int] | np.ndarray] = {}
-        self._tfs: dict[str, array[float] | np.ndarray] = {}
-        self._postings = 0  # kept as rows are added: `nbytes` is read on the event loop, per write
+    def __init__(self, path: Path | None) -> None:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(":memory:" if path is None else str(path), check_same_thread=False,
+                                   isolation_level=None, timeout=10.0)
+        self._lock = threading.Lock()
+        with self._lock:
+            if path is not None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            if self._db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                # a derived index: one of another layout is rebuilt from Chroma, not migrated
+                self._db.executescript("DROP TABLE IF EXISTS items; DROP TABLE IF EXISTS postings;"
+                                       " DROP TABLE IF EXISTS totals;")
+                self._db.executescript(_SCHEMA)
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def __len__(self) -> int:
-        return len(self._lengths)
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
 
-    @property
-    def nbytes(self) -> int:
-        """About how much memory the postings take."""
-        return 8 * len(self._lengths) + _POSTING_BYTES * self._postings + _TERM_BYTES * len(self._docs)
+    # -- writing -----------------------------------------------------------------------------
 
-    def add(self, row: int, text: str) -> None:
-        """Index `text` as row `row`, which must be the next row (len(self))."""
-        if row != len(self._lengths):
-            raise ValueError(f"rows are added in order: expected row {len(self._lengths)}, got {row}")
-        terms = Counter(tokenize(text or ""))
-        self._lengths.append(float(sum(terms.values())))
-        self._postings += len(terms)
-        for term, tf in terms.items():
-            docs = self._docs.get(term)
-            if not isinstance(docs, array):  # a new term, or one restored by from_state
-                docs = self._docs[term] = array("i", b"" if docs is None else docs.tobytes())
-                self._tfs[term] = array("d", self._tfs[term].tobytes() if term in self._tfs else b"")
-            docs.append(row)
-            self._tfs[term].append(float(tf))
+    def add(self, items: Iterable[IndexedItem]) -> None:
+        """Index these items (ids already indexed are left as they are), in one transaction."""
+        prepared = []
+        for it in items:
+            terms = Counter(tokenize(it.text))
+            prepared.append((it, terms, sum(terms.values())))
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            for it, terms, length in prepared:
+                cur = self._db.execute(
+                    "INSERT OR IGNORE INTO items (id, user, scope, created_at, added_at, length, terms, kind, exchange)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (it.id, it.user, it.scope, it.created_at, it.added_at, length, " ".join(terms), it.kind,
+                     it.exchange))
+                if cur.rowcount != 1:
+                    continue
+                row = cur.lastrowid
+                self._db.executemany("INSERT INTO postings VALUES (?, ?, ?, ?, ?, ?)",
+                                     [(it.user, term, row, it.scope, tf, length) for term, tf in terms.items()])
+                self._db.execute(_ADD_TOTAL, (it.user, it.scope, 1, length))
 
-    def state(self, keep: np.ndarray) -> dict[str, np.ndarray]:
-        """The postings of the rows `keep` marks (a boolean array over rows), renumbered 0..m-1
-        in order, as flat arrays: `lengths`, `terms` (str), `counts` (postings per term), and
-        `docs` and `tfs` (every term's postings, one term after another). Every term's postings
-        are joined into one array first and filtered there with numpy: a heavy user has tens of
-        thousands of terms, and filtering them one by one was Python for each term."""
-        keep = np.asarray(keep[: len(self._lengths)], bool)
-        renumbered = np.cumsum(keep) - 1
-        terms = list(self._docs)
-        docs = _joined([self._docs[t] for t in terms], np.int32)
-        tfs = _joined([self._tfs[t] for t in terms], np.float64)
-        sizes = np.fromiter((len(self._docs[t]) for t in terms), np.int64, len(terms))
-        kept = keep[docs]
-        # postings kept per term (each term has at least one posting, so no slice is empty)
-        counts = np.add.reduceat(kept.astype(np.int64), np.cumsum(sizes) - sizes) if len(terms) else sizes
-        present = counts > 0
-        return {
-            "lengths": np.frombuffer(self._lengths, dtype=np.float64)[keep].copy(),
-            "terms": np.array([t for t, p in zip(terms, present.tolist(), strict=True) if p], dtype=str),
-            "counts": counts[present],
-            "docs": renumbered[docs[kept]].astype(np.int32),
-            "tfs": tfs[kept],
-        }
+    def remove(self, user: str, ids: Sequence[str]) -> int:
+        """Unindex these items of `user`; how many were indexed."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            found = []
+            for start in range(0, len(ids), 500):
+                chunk = list(ids[start:start + 500])
+                found += self._db.execute(
+                    f"SELECT row, scope, length, terms FROM items WHERE user = ? AND id IN ({','.join('?' * len(chunk))})",
+                    [user, *chunk]).fetchall()
+            self._db.executemany("DELETE FROM postings WHERE user = ? AND term = ? AND row = ?",
+                                 [(user, term, row) for row, _, _, terms in found for term in terms.split()])
+            self._db.executemany("DELETE FROM items WHERE row = ?", [(row,) for row, *_ in found])
+            self._db.executemany(_ADD_TOTAL, [(user, scope, -1, -length) for _, scope, length, _ in found])
+            return len(found)
 
-    @classmethod
-    def from_state(cls, state: dict[str, np.ndarray], *, k1: float = 1.2, b: float = 0.75) -> KeywordIndex:
-        """The index `state()` described; ValueError when the arrays do not fit together."""
-        lengths = np.asarray(state["lengths"], np.float64)
-        counts = np.asarray(state["counts"], np.int64)
-        docs = np.asarray(state["docs"], np.int32)
-        tfs = np.asarray(state["tfs"], np.float64)
-        terms = [str(t) for t in np.asarray(state["terms"]).tolist()]
-        if (len(terms) != len(counts) or int(counts.sum()) != len(docs) or len(docs) != len(tfs)
-                or (len(docs) and (int(docs.min()) < 0 or int(docs.max()) >= len(lengths)))
-                or (len(counts) and int(counts.min()) <= 0)):
-            raise ValueError("keyword index state: the arrays do not fit together")
-        index = cls(k1=k1, b=b)
-        index._lengths = array("d", lengths.tobytes())
-        index._postings = len(docs)
-        # read-only numpy views until `add` first appends to a term (then it becomes an array)
-        ends = np.cumsum(counts).tolist()
-        starts = [0, *ends[:-1]] if ends else []
-        index._docs = {term: docs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
-        index._tfs = {term: tfs[a:b] for term, a, b in zip(terms, starts, ends, strict=True)}
-        return index
+    def remove_scope(self, user: str, scope: str) -> int:
+        """Unindex all of the person's items in `scope`; how many there were."""
+        return self.remove(user, sorted(self.ids(user, scope)))
 
-    def scores(self, text: str, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, BM25 scores) of the rows in `mask` that share a query term with `text`.
+    # -- reading -----------------------------------------------------------------------------
 
-        `mask` is a boolean array over rows 0..len(self)-1: the documents of this search.
-        """
+    @staticmethod
+    def _where(user: str, scope: str | None) -> tuple[str, list[object]]:
+        return ("user = ?", [user]) if scope is None else ("user = ? AND scope = ?", [user, scope])
+
+    def _rows(self, sql: str, args: Sequence[object]) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def ids(self, user: str, scope: str) -> set[str]:
+        return {r[0] for r in self._rows("SELECT id FROM items WHERE user = ? AND scope = ?", (user, scope))}
+
+    def _totals(self, user: str, scope: str | None) -> tuple[int, int]:
+        """(items, their length in terms) of the person's scope (None: all scopes)."""
+        where, args = self._where(user, scope)
+        count, length = self._rows(f"SELECT total(items), total(length) FROM totals WHERE {where}", args)[0]
+        return int(count), int(length)
+
+    def count(self, user: str, scope: str | None = None) -> int:
+        return self._totals(user, scope)[0]
+
+    def last_added(self, user: str, scope: str) -> float | None:
+        """When the newest indexed item of the person's scope was written to Chroma (None: none)."""
+        return self._rows("SELECT max(added_at) FROM items WHERE user = ? AND scope = ?", (user, scope))[0][0]
+
+    def facts(self, ids: Iterable[str]) -> dict[str, Facts]:
+        ids = list(ids)
+        out: dict[str, Facts] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self._rows(f"SELECT id, created_at, kind, exchange FROM items WHERE id IN ({','.join('?' * len(chunk))})",
+                              chunk)
+            out.update((r[0], Facts(r[1], r[2], r[3])) for r in rows)
+        return out
+
+    def between(self, user: str, scope: str | None, since: float, until: float) -> dict[str, float]:
+        """id -> created_at of the person's items in `scope` (None: all) made in [since, until]."""
+        where, args = self._where(user, scope)
+        return dict(self._rows(f"SELECT id, created_at FROM items WHERE {where} AND created_at BETWEEN ? AND ?",
+                               [*args, since, until]))
+
+    def scores(self, user: str, text: str, scope: str | None, best: int | None = None) -> dict[str, float]:
+        """id -> BM25 score of the person's items in `scope` (None: all) sharing a term with `text`:
+        all of them, or the `best` highest and the lowest (which keeps a min-max normalisation of
+        the scores as it is over all of them)."""
         query = Counter(tokenize(text or ""))
-        if not query or not len(self._lengths):
-            return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        lengths = np.frombuffer(self._lengths, dtype=np.float64)
-        mask = mask[: len(lengths)]
-        count = int(np.count_nonzero(mask))
-        total = float(lengths[mask].sum()) if count else 0.0
-        average = total / count if count and total else 1.0
-        acc = np.zeros(len(lengths), np.float64)
-        hit = np.zeros(len(lengths), bool)
+        count, total = self._totals(user, scope)
+        if not query or not count:
+            return {}
+        average = total / count if total else 1.0
+        where, args = self._where(user, scope)
+        rows: list[np.ndarray] = []
+        parts: list[np.ndarray] = []
         for term, qtf in query.items():
-            found = self._docs.get(term)
-            if found is None:
+            found = self._rows(f"SELECT row, tf, length FROM postings WHERE {where} AND term = ?", [*args, term])
+            if not found:
                 continue
-            docs = np.frombuffer(found, dtype=np.int32)
-            keep = mask[docs]
-            rows = docs[keep]
-            if not len(rows):
-                continue
-            tf = np.frombuffer(self._tfs[term], dtype=np.float64)[keep]
-            idf = math.log(1.0 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
-            acc[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm) * qtf
-            hit[rows] = True
-        rows = np.flatnonzero(hit)
-        return rows, acc[rows]
+            postings = np.asarray(found, np.float64)
+            tf = postings[:, 1]
+            idf = math.log(1.0 + (count - len(found) + 0.5) / (len(found) + 0.5))
+            norm = K1 * (1.0 - B + B * postings[:, 2] / average)
+            rows.append(postings[:, 0].astype(np.int64))
+            parts.append(idf * tf * (K1 + 1.0) / (tf + norm) * qtf)
+        if not rows:
+            return {}
+        keys, slot = np.unique(np.concatenate(rows), return_inverse=True)
+        sums = np.bincount(slot, weights=np.concatenate(parts), minlength=len(keys))
+        if best is not None and len(keys) > best + 1:
+            chosen = np.concatenate([np.argpartition(-sums, best - 1)[:best], [int(np.argmin(sums))]])
+            keys, sums = keys[chosen], sums[chosen]
+        by_row = dict(zip(keys.tolist(), sums.tolist(), strict=True))
+        ids: dict[int, str] = {}
+        marks = list(by_row)
+        for start in range(0, len(marks), 500):
+            chunk = marks[start:start + 500]
+            ids.update(self._rows(f"SELECT row, id FROM items WHERE row IN ({','.join('?' * len(chunk))})", chunk))
+        return {ids[row]: score for row, score in by_row.items() if row in ids}

@@ -18,6 +18,7 @@ from datetime import date, datetime
 from typing import Any
 
 __all__ = [
+    "ADDED_AT",
     "MAX_TEXT_CHARS",
     "check_metadata",
     "check_scope",
@@ -32,7 +33,8 @@ MAX_TEXT_CHARS = 8_000
 MAX_USER_ID_CHARS = 128
 MAX_METADATA_KEYS = 32
 MAX_METADATA_TEXT = 2_000
-RESERVED_KEYS = frozenset({"user_id", "scope", "truncated_from"})
+ADDED_AT = "added_at"  # set by the memory: when the item was written to Chroma
+RESERVED_KEYS = frozenset({"user_id", "scope", "truncated_from", ADDED_AT})
 CONTEXT_KEY = "context"
 _SCOPE = re.compile(r"^(?:|dm|guild:[^\s]{1,64})$")
 

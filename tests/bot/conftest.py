@@ -52,7 +52,6 @@ def env(fake: FakeOpenAI, tmp_path: Path) -> dict[str, str]:
         "EMBEDDING_BASE_URL": fake.base_url,
         "EMBEDDING_MODEL": "fake-embed",
         "USER_COOLDOWN_S": "0",
-        "CHROMA_PROCESS": "false",  # Chroma in this process's threads: no worker to start per test
     }
 
 

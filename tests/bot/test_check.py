@@ -32,7 +32,7 @@ async def dc() -> AsyncIterator[FakeDiscord]:
 def check_env(fake: FakeOpenAI, data: Path, **extra: str) -> dict[str, str]:
     return {"LLM_MODEL": "fake-model", "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": OPENAI_SECRET,
             "DATA_DIR": str(data), "EMBEDDING_BACKEND": "openai", "EMBEDDING_BASE_URL": fake.base_url,
-            "EMBEDDING_MODEL": "fake-embed", "CHROMA_PROCESS": "false", **extra}
+            "EMBEDDING_MODEL": "fake-embed", **extra}
 
 
 async def check(env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
@@ -70,8 +70,8 @@ def fix_after(out: str, name: str) -> str:
 async def test_everything_reachable_passes_with_one_ok_line_per_check(
         fake: FakeOpenAI, dc: FakeDiscord, tmp_path: Path) -> None:
     code, out, _ = await check_process(check_env(fake, tmp_path / "data", DISCORD_TOKEN=DISCORD_SECRET,
-                                                 DISCORD_API_BASE_URL=dc.api_base, CHROMA_PROCESS="true"),
-                                       tmp_path)  # the embedded Chroma opened in its worker, as the bot does
+                                                 DISCORD_API_BASE_URL=dc.api_base),
+                                       tmp_path)
     assert code == 0, out
     for name in ("configuration", "data folder", "SQLite schema", "Chroma", "embeddings",
                  "model endpoint", "Discord token"):
@@ -184,13 +184,6 @@ async def test_the_local_embedding_model_loads_offline(fake: FakeOpenAI, tmp_pat
     code, out, _ = await check_process(env, tmp_path)
     assert code == 0, out
     assert "384-dimension" in line(out, "embeddings") and "offline" in line(out, "embeddings")
-
-
-async def test_a_chroma_process_setting_that_is_not_a_boolean_fails_the_configuration_line(
-        fake: FakeOpenAI, tmp_path: Path) -> None:
-    code, out, _ = await check(check_env(fake, tmp_path / "data", CHROMA_PROCESS="sometimes"), tmp_path)
-    assert code == 1
-    assert line(out, "configuration").startswith("fail") and "CHROMA_PROCESS" in line(out, "configuration")
 
 
 async def test_a_missing_model_setting_is_one_failed_configuration_line(tmp_path: Path) -> None:

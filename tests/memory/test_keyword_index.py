@@ -1,162 +1,201 @@
-"""Specification of memory.semantic.keyword_index: incremental Okapi BM25 over rows, scored under a mask."""
+"""Specification of memory.semantic.keyword_index: Okapi BM25 per person and scope, postings in SQLite."""
 
 from __future__ import annotations
 
 import math
-import tracemalloc
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 
-import numpy as np
 import pytest
 
-from memory.semantic.keyword_index import KeywordIndex
+from memory.semantic.keyword_index import IndexedItem, KeywordIndex
+
+ANN, BOB = "ann", "bob"
 
 
-def index_of(*texts: str) -> KeywordIndex:
-    index = KeywordIndex()
-    for row, text in enumerate(texts):
-        index.add(row, text)
-    return index
+@pytest.fixture
+def index() -> Iterator[KeywordIndex]:
+    kept = KeywordIndex(None)
+    yield kept
+    kept.close()
 
 
-def scores(index: KeywordIndex, query: str, mask: np.ndarray | None = None) -> dict[int, float]:
-    rows, values = index.scores(query, np.ones(len(index), bool) if mask is None else mask)
-    return dict(zip(rows.tolist(), values.tolist(), strict=True))
+def item(n: int, text: str, user: str = ANN, scope: str = "dm", created_at: float = 0.0,
+         kind: str | None = None, exchange: str | None = None) -> IndexedItem:
+    return IndexedItem(f"{user}-{n}", user, scope, created_at, 0.0, text, kind, exchange)
+
+
+def index_of(*texts: str, user: str = ANN) -> KeywordIndex:
+    made = KeywordIndex(None)
+    made.add(item(n, t, user) for n, t in enumerate(texts))
+    return made
 
 
 def test_a_document_with_the_query_term_outranks_one_without() -> None:
-    found = scores(index_of("I joined a bouldering gym", "my cat hid under the bed"), "gym")
-    assert found[0] > 0
-    assert 1 not in found
+    found = index_of("I joined a bouldering gym", "my cat hid under the bed").scores(ANN, "gym", None)
+    assert found["ann-0"] > 0
+    assert "ann-1" not in found
 
 
 def test_a_rare_term_weighs_more_than_a_common_one() -> None:
     index = index_of("gym gym session", "gym session about kafka", "gym again", "gym once more")
-    found = scores(index, "gym kafka")
-    assert max(found, key=found.__getitem__) == 1
-    assert scores(index, "kafka")[1] > scores(index, "gym")[1]
+    found = index.scores(ANN, "gym kafka", None)
+    assert max(found, key=found.__getitem__) == "ann-1"
+    assert index.scores(ANN, "kafka", None)["ann-1"] > index.scores(ANN, "gym", None)["ann-1"]
 
 
 def test_the_score_is_lucenes_bm25_with_k1_1_2_and_b_0_75() -> None:
     index = index_of("kafka kafka streams", "gym")  # lengths 3 and 1, average 2
     idf = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))
     tf, norm = 2.0, 1.2 * (1 - 0.75 + 0.75 * 3 / 2)
-    assert scores(index, "kafka")[0] == pytest.approx(idf * tf * 2.2 / (tf + norm))
+    assert index.scores(ANN, "kafka", None)["ann-0"] == pytest.approx(idf * tf * 2.2 / (tf + norm))
 
 
 def test_matching_ignores_case_punctuation_and_plural() -> None:
-    assert set(scores(index_of("Gyms are expensive in Berlin.", "nothing here"), "the GYM?")) == {0}
+    assert set(index_of("Gyms are expensive in Berlin.", "nothing here").scores(ANN, "the GYM?", None)) == {"ann-0"}
 
 
-def test_empty_index_and_empty_query_give_no_scores() -> None:
-    assert scores(index_of(), "gym") == {}
-    assert scores(index_of("gym"), "") == {}
-    assert scores(index_of("gym"), "   ?!  ") == {}
+def test_empty_index_and_empty_query_give_no_scores(index: KeywordIndex) -> None:
+    assert index.scores(ANN, "gym", None) == {}
+    assert index_of("gym").scores(ANN, "", None) == {}
+    assert index_of("gym").scores(ANN, "   ?!  ", None) == {}
 
 
 def test_hostile_unicode_neither_raises_nor_matches_everything() -> None:
-    index = index_of("\u202e\u200b\u0000 tëst \U0001f600", "plain words")
-    found = scores(index, "\u202e\ufeff te\u0301st \U0001f600 \ud7ff")
-    assert 1 not in found
+    found = index_of("\u202e\u200b\u0000 tëst \U0001f600", "plain words").scores(
+        ANN, "\u202e\ufeff te\u0301st \U0001f600 \ud7ff", None)
+    assert "ann-1" not in found
     assert all(math.isfinite(v) for v in found.values())
 
 
-def test_scores_under_a_mask_equal_those_of_an_index_of_only_those_rows() -> None:
+def test_a_scopes_scores_equal_those_of_an_index_of_only_that_scope(index: KeywordIndex) -> None:
     texts = ["my gym in Berlin", "gym shoes", "the cat sleeps", "Berlin cat cafe", "gym cat gym", "rain"]
-    keep = np.array([True, False, True, True, False, True])
-    alone = index_of(*(t for t, k in zip(texts, keep, strict=True) if k))
+    scopes = ["dm", "guild:1", "dm", "dm", "guild:1", "dm"]
+    index.add(item(n, t, scope=s) for n, (t, s) in enumerate(zip(texts, scopes, strict=True)))
+    alone = index_of(*(t for t, s in zip(texts, scopes, strict=True) if s == "dm"))
+    renamed = {f"ann-{n}": f"ann-{m}" for m, n in enumerate(n for n, s in enumerate(scopes) if s == "dm")}
 
-    masked = scores(index_of(*texts), "gym cat Berlin", keep)
+    scoped = index.scores(ANN, "gym cat Berlin", "dm")
 
-    rows = np.flatnonzero(keep).tolist()
-    assert masked == pytest.approx({rows[r]: v for r, v in scores(alone, "gym cat Berlin").items()})
-
-
-def test_rows_added_after_a_search_score_as_if_indexed_all_at_once() -> None:
-    grown = index_of("kafka streams", "gym")
-    scores(grown, "kafka")
-    grown.add(2, "kafka on a laptop")
-    grown.add(3, "more gym")
-
-    assert scores(grown, "kafka gym") == pytest.approx(
-        scores(index_of("kafka streams", "gym", "kafka on a laptop", "more gym"), "kafka gym"))
+    assert {renamed[i]: v for i, v in scoped.items()} == pytest.approx(alone.scores(ANN, "gym cat Berlin", None))
 
 
-def test_masked_out_rows_never_score() -> None:
-    index = index_of("deleted kafka note", "kept kafka note")
-    assert set(scores(index, "kafka", np.array([False, True]))) == {1}
+def test_another_persons_items_neither_match_nor_change_the_scores(index: KeywordIndex) -> None:
+    index.add([item(0, "kafka streams", ANN), item(1, "gym", ANN)])
+    before = index.scores(ANN, "kafka gym", None)
+    index.add(item(n, "kafka kafka kafka", BOB) for n in range(50))
+
+    assert index.scores(ANN, "kafka gym", None) == before
+    assert set(index.scores(BOB, "kafka", None)) == {f"bob-{n}" for n in range(50)}
 
 
-def test_rows_must_be_added_in_order() -> None:
-    index = index_of("first")
-    with pytest.raises(ValueError, match="expected row 1"):
-        index.add(5, "skipped ahead")
+def test_items_added_after_a_search_score_as_if_indexed_all_at_once(index: KeywordIndex) -> None:
+    index.add([item(0, "kafka streams"), item(1, "gym")])
+    index.scores(ANN, "kafka", None)
+    index.add([item(2, "kafka on a laptop"), item(3, "more gym")])
+
+    assert index.scores(ANN, "kafka gym", None) == pytest.approx(
+        index_of("kafka streams", "gym", "kafka on a laptop", "more gym").scores(ANN, "kafka gym", None))
+
+
+def test_an_item_indexed_twice_counts_once(index: KeywordIndex) -> None:
+    index.add([item(0, "kafka streams"), item(1, "gym")])
+    index.add([item(0, "kafka streams"), item(2, "kafka again")])
+
+    assert index.count(ANN) == 3
+    assert index.scores(ANN, "kafka", None) == pytest.approx(
+        index_of("kafka streams", "gym", "kafka again").scores(ANN, "kafka", None))
+
+
+def test_removed_items_never_score_and_leave_the_rest_as_if_never_indexed(index: KeywordIndex) -> None:
+    index.add([item(0, "deleted kafka note"), item(1, "kept kafka note"), item(2, "gym")])
+
+    assert index.remove(ANN, ["ann-0", "ann-9"]) == 1
+
+    assert index.scores(ANN, "kafka note", None) == pytest.approx(
+        {"ann-1": index_of("kept kafka note", "gym").scores(ANN, "kafka note", None)["ann-0"]})
+
+
+def test_removing_another_persons_ids_removes_nothing(index: KeywordIndex) -> None:
+    index.add([item(0, "kafka", ANN)])
+    assert index.remove(BOB, ["ann-0"]) == 0
+    assert index.count(ANN) == 1
+
+
+def test_removing_a_scope_keeps_the_persons_other_scopes(index: KeywordIndex) -> None:
+    index.add([item(0, "kafka", scope="dm"), item(1, "kafka", scope="guild:1"), item(2, "kafka", BOB, "dm")])
+
+    assert index.remove_scope(ANN, "dm") == 1
+
+    assert set(index.scores(ANN, "kafka", None)) == {"ann-1"}
+    assert index.count(BOB, "dm") == 1
+
+
+def test_the_window_gives_the_scopes_items_made_in_it(index: KeywordIndex) -> None:
+    index.add([item(0, "a", created_at=10.0), item(1, "b", created_at=20.0), item(2, "c", created_at=30.0),
+               item(3, "d", scope="guild:1", created_at=20.0)])
+
+    assert index.between(ANN, "dm", 15.0, 30.0) == {"ann-1": 20.0, "ann-2": 30.0}
+    assert index.between(ANN, None, 15.0, 25.0) == {"ann-1": 20.0, "ann-3": 20.0}
+
+
+def test_facts_give_time_kind_and_exchange_of_known_ids_only(index: KeywordIndex) -> None:
+    index.add([item(0, "hello", created_at=5.0, kind="reply", exchange="t1")])
+
+    assert index.facts(["ann-0", "unknown"]) == {"ann-0": (5.0, "reply", "t1")}
+
+
+def test_the_best_scores_come_with_the_lowest_so_a_normalisation_stays_as_over_all() -> None:
+    index = index_of(*(("kafka " * n).strip() + " filler" * 30 for n in range(1, 11)))
+    every = index.scores(ANN, "kafka", None)
+
+    best = index.scores(ANN, "kafka", None, best=3)
+
+    ranked = sorted(every, key=every.__getitem__, reverse=True)
+    assert best == {i: every[i] for i in [*ranked[:3], ranked[-1]]}
 
 
 def test_a_huge_document_is_indexed_and_scored_finitely() -> None:
     index = index_of(" ".join(f"word{n}" for n in range(20_000)) + " kafka", "kafka")
-    found = scores(index, "kafka word7")
-    assert set(found) == {0, 1}
+    found = index.scores(ANN, "kafka word7", None)
+    assert set(found) == {"ann-0", "ann-1"}
     assert all(math.isfinite(v) and v > 0 for v in found.values())
 
 
-def test_a_state_of_kept_rows_scores_as_an_index_built_from_those_rows_alone() -> None:
-    texts = ["sailing to Oslo", "my cat likes tuna", "sailing boat repairs", "tuna salad for lunch"]
-    keep = np.array([True, False, True, True])
-    restored = KeywordIndex.from_state(index_of(*texts).state(keep))
-
-    assert len(restored) == 3
-    assert scores(restored, "sailing tuna") == pytest.approx(scores(index_of(texts[0], texts[2], texts[3]),
-                                                                     "sailing tuna"))
-    assert scores(restored, "cat") == {}
-
-
-def test_a_state_of_a_restored_index_grown_since_scores_as_one_built_from_its_kept_rows() -> None:
-    texts = ["sailing to Oslo", "my cat likes tuna", "sailing boat repairs", "tuna salad", "oslo tuna boat"]
-    index = KeywordIndex.from_state(index_of(*texts[:3]).state(np.ones(3, bool)))  # terms held as views
-    index.add(3, texts[3])
-    index.add(4, texts[4])  # "tuna" and "boat" now join restored postings
-    keep = np.array([False, True, True, False, True])
-
-    restored = KeywordIndex.from_state(index.state(keep))
-    rebuilt = index_of(texts[1], texts[2], texts[4])
-    for query in ("sailing tuna", "boat", "oslo", "salad"):
-        assert scores(restored, query) == pytest.approx(scores(rebuilt, query))
-
-
-def test_a_state_whose_arrays_do_not_fit_together_is_refused() -> None:
-    state = index_of("sailing to Oslo", "sailing home").state(np.ones(2, bool))
-    state["docs"] = state["docs"] + 5  # postings pointing past the last row
-
-    with pytest.raises(ValueError, match="do not fit"):
-        KeywordIndex.from_state(state)
-
-
-def test_the_size_estimate_counts_postings_and_survives_a_restore_and_later_adds() -> None:
-    index = KeywordIndex()
-    index.add(0, "salsa lessons salsa")
-    index.add(1, "salsa in lyon")
-    state = index.state(np.ones(2, bool))
-    assert index.nbytes == 8 * 2 + 12 * len(state["docs"]) + 360 * len(state["terms"])  # rows, postings, terms
-
-    restored = KeywordIndex.from_state(index.state(np.ones(2, bool)))
-    assert restored.nbytes == index.nbytes
-    restored.add(2, "lyon")
-    index.add(2, "lyon")
-    assert restored.nbytes == index.nbytes
-
-
-@pytest.mark.parametrize("text", [
-    "load q{i}: what do you say? answer to q{i}",       # one new word per row
-    "my cat Miso hates the vacuum cleaner on sundays",  # the same words in every row
-    "word{i} word{j} common text here again {i}x",      # two new words per row, some shared
-])
-def test_the_size_estimate_is_within_a_quarter_of_what_the_index_really_takes(text: str) -> None:
-    tracemalloc.start()
+def test_two_connections_to_one_file_see_each_others_writes(tmp_path: Path) -> None:
+    first, second = KeywordIndex(tmp_path / "k" / "index.sqlite3"), KeywordIndex(tmp_path / "k" / "index.sqlite3")
     try:
-        index = KeywordIndex()
-        for i in range(5000):
-            index.add(i, text.format(i=i, j=i % 300))
-        taken = tracemalloc.get_traced_memory()[0]
+        first.add([item(0, "kafka")])
+        assert set(second.scores(ANN, "kafka", None)) == {"ann-0"}
+        second.remove(ANN, ["ann-0"])
+        assert first.count(ANN) == 0
     finally:
-        tracemalloc.stop()
-    assert 0.75 < index.nbytes / taken < 1.25  # the items cache's bound (MEMORY_CACHE_MB) counts this
+        first.close()
+        second.close()
+
+
+def test_a_file_of_another_layout_is_started_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE items (id TEXT PRIMARY KEY, whatever TEXT)")
+        old.execute("INSERT INTO items VALUES ('x', 'y')")
+    index = KeywordIndex(path)
+    try:
+        assert index.count(ANN) == 0
+        index.add([item(0, "kafka")])
+        assert set(index.scores(ANN, "kafka", None)) == {"ann-0"}
+    finally:
+        index.close()
+
+
+def test_concurrent_adds_from_threads_lose_nothing(index: KeywordIndex) -> None:
+    threads = [threading.Thread(target=index.add, args=([item(n, f"kafka note {n}")],)) for n in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert index.count(ANN) == 20
+    assert len(index.scores(ANN, "kafka", None)) == 20
