@@ -63,7 +63,7 @@ from questions import QUESTIONS  # noqa: E402
 
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
 from bot.turn.requests import TurnRequest  # noqa: E402
-from memory import ranking  # noqa: E402
+from memory.semantic import ranking  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 

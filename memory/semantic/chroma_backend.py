@@ -4,7 +4,7 @@
 a Chroma server); `ChromaStore` holds it and gives each person their own collection, named
 `<prefix>.<digest of the user id>`, so that a person's nearest-neighbour search is Chroma's own
 HNSW over only their items (a shared collection with a `where` filter on the person was 20
-times slower at 50,000 items: docs/decisions/0001-memory-engine.md). The collection named
+times slower at 50,000 items: docs/decisions/0024-memory-engine.md). The collection named
 `<prefix>` itself holds no items: it records the embedding model, so that opening the memory
 with another model fails instead of mixing incomparable vectors.
 

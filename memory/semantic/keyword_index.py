@@ -14,7 +14,7 @@ taken over those items only, with Lucene's non-negative idf, k1 = 1.2 and b = 0.
 Why not SQLite FTS5: its bm25() takes its statistics over the whole table (every person),
 its idf goes negative for common terms, and it would still need our tokenizer applied before
 it; scores equal to the ones the ranking was tuned on keep recall unchanged
-(docs/decisions/0001-memory-engine.md). Both indexing and querying tokenize with
+(docs/decisions/0024-memory-engine.md). Both indexing and querying tokenize with
 `memory.semantic.ranking.tokenize`.
 
 Part of memory/: imports nothing from agent/ or bot/.

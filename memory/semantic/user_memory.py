@@ -98,8 +98,8 @@ DENSE_CANDIDATES = 50
 KEYWORD_CANDIDATES = 100
 BATCH = 256  # items embedded per call of the model
 # Items per Chroma write. The embedded client holds the GIL for the whole of an insert
-# (chroma-core/chroma#3873 released it for reads only), so a write's length is a stall of the
-# event loop: a few items each keeps it well under 100 ms (docs/decisions/0001-memory-engine.md).
+# (chroma-core/chroma#3873 released it for reads only), so one write's length is a stall of the
+# event loop: a few items at a time keep each stall short (docs/decisions/0024-memory-engine.md).
 WRITE_BATCH = 8
 CLOCK_MARGIN_S = 60.0
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
@@ -242,7 +242,7 @@ class UserMemory:
         Every item is validated first (a bad one raises ValueError naming its index and
         nothing is stored); a store failure part-way leaves the earlier batches stored.
         """
-        rows = self._prepare_all(list(items), self._clock())
+        rows = await self._pool.run(self._prepare_all, list(items), self._clock())  # thousands hold the loop
         await self._write(rows)
         return [row.id for row in rows]
 
