@@ -247,30 +247,36 @@ class UserMemory:
         return [row.id for row in rows]
 
     async def _write(self, rows: list[_Row]) -> None:
+        """Embed the rows BATCH at a time, then write them to Chroma by person and scope
+        WRITE_BATCH at a time, each write followed by its indexing; each call on the pool is
+        bounded by `op_timeout_s` on its own."""
         await self._embedder_ready()
         for start in range(0, len(rows), BATCH):
-            await self._pool.run(self._embed_and_store, rows[start:start + BATCH])
+            batch = rows[start:start + BATCH]
+            vectors = await self._pool.run(self._vectors, [row.indexed for row in batch])
+            groups: dict[tuple[str, str], list[int]] = {}
+            for n, row in enumerate(batch):
+                groups.setdefault((row.user, row.scope), []).append(n)
+            for (user_id, scope), positions in groups.items():
+                for first in range(0, len(positions), WRITE_BATCH):
+                    part = positions[first:first + WRITE_BATCH]
+                    await self._pool.run(self._store_rows, user_id, scope, [batch[n] for n in part], vectors[part])
 
-    def _embed_and_store(self, rows: list[_Row]) -> None:
-        """Embed the rows (reusing recent query vectors), write them to Chroma by person and
-        scope, then index them (worker thread)."""
-        known = [self._recent_vectors.get(row.indexed) for row in rows]
-        missing = [row.indexed for row, vector in zip(rows, known, strict=True) if vector is None]
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """The texts' vectors, reusing those of recent queries (worker thread)."""
+        known = [self._recent_vectors.get(text) for text in texts]
+        missing = [text for text, vector in zip(texts, known, strict=True) if vector is None]
         fresh = iter(np.asarray(self._embedder.embed(missing), dtype=np.float32) if missing else ())
-        vectors = np.vstack([vector if vector is not None else next(fresh) for vector in known])
-        groups: dict[tuple[str, str], list[int]] = {}
-        for n, row in enumerate(rows):
-            groups.setdefault((row.user, row.scope), []).append(n)
-        for (user_id, scope), positions in groups.items():
-            for start in range(0, len(positions), WRITE_BATCH):
-                part = positions[start:start + WRITE_BATCH]
-                chosen = [rows[n] for n in part]
-                added_at = time.time()
-                for row in chosen:
-                    row.metadata[ADDED_AT] = added_at
-                self._store.add(user_id, scope, [r.id for r in chosen], vectors[part], [r.text for r in chosen],
-                                [r.metadata for r in chosen])
-                self._index.add(_indexed(StoredItem(r.id, r.text, r.metadata)) for r in chosen)
+        return np.vstack([vector if vector is not None else next(fresh) for vector in known])
+
+    def _store_rows(self, user_id: str, scope: str, rows: list[_Row], vectors: np.ndarray) -> None:
+        """Write rows of one person's scope to Chroma, then index them (worker thread)."""
+        added_at = time.time()
+        for row in rows:
+            row.metadata[ADDED_AT] = added_at
+        self._store.add(user_id, scope, [r.id for r in rows], vectors, [r.text for r in rows],
+                        [r.metadata for r in rows])
+        self._index.add(_indexed(StoredItem(r.id, r.text, r.metadata)) for r in rows)
 
     # -- reading -------------------------------------------------------------------------
 
