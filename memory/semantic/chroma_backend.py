@@ -1,17 +1,19 @@
-"""The ChromaDB seam of the semantic memory: one collection per person, failures translated.
+"""The ChromaDB seam of the semantic memory: a collection per person and scope, failures translated.
 
 `connect` builds the client (an embedded `PersistentClient` on a folder, or an `HttpClient` for
-a Chroma server); `ChromaStore` holds it and gives each person their own collection, named
-`<prefix>.<digest of the user id>`, so that a person's nearest-neighbour search is Chroma's own
-HNSW over only their items (a shared collection with a `where` filter on the person was 20
-times slower at 50,000 items: docs/decisions/0024-memory-engine.md). The collection named
-`<prefix>` itself holds no items: it records the embedding model, so that opening the memory
-with another model fails instead of mixing incomparable vectors.
+a Chroma server); `ChromaStore` holds it and gives each scope of each person its own
+collection, named `<prefix>.<digest of the user id>.<digest of the scope>`, so that a search is
+Chroma's own HNSW over only the items it may return, with no `where` filter (a filter on the
+scope or the person was 10-30 times slower at 50,000 items: docs/decisions/0024-memory-engine.md).
+The collection named `<prefix>` is the directory: one record per person and scope (a vector of
+one dimension, never searched), so that every process can list a person's scopes; its metadata
+records the embedding model, so that opening the memory with another model fails instead of
+mixing incomparable vectors.
 
 Methods are blocking (callers run them in worker threads) and take embeddings explicitly:
 Chroma's default embedding function, which downloads a model, is never used. Storage failures
 (folder unusable, server down or gone, HTTP timeouts) are raised as `StoreUnavailable` naming
-the folder or host:port, the original error chained. Knows nothing of scopes or ranking.
+the folder or host:port, the original error chained. Knows nothing of ranking.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -120,13 +122,14 @@ def _items(ids: Sequence[str], docs: Sequence[str | None] | None,
 
 class ChromaStore:
     """A Chroma client on which each person has a collection per scope; every failure is
-    StoreUnavailable. A person's scopes are listed in a small directory collection of theirs.
+    StoreUnavailable. A person's scopes are listed in the directory collection.
 
     Collections are looked up once and kept; one that another process deleted (a forget) is
     looked up again on the next call, and a scope without one reads as having no items."""
 
-    def __init__(self, client: Any, where: str, prefix: str) -> None:
+    def __init__(self, client: Any, where: str, prefix: str, directory: Any) -> None:
         self._client = client
+        self._directory = directory
         self.where = where
         self.prefix = prefix
         self._collections: dict[str, Any] = {}
@@ -152,12 +155,13 @@ class ChromaStore:
                 f"{embedder_name!r} ({dimension}); use another collection name or the same model"
             )
         log.info("semantic memory: collections %r.* in %s", collection, where)
-        return cls(client, where, collection)
+        return cls(client, where, collection, col)
 
     # -- collections -----------------------------------------------------------------------
 
     def _name(self, user_id: str, scope: str | None) -> str:
-        """The directory's name (scope None) or a scope's: digests, so any id makes a valid name."""
+        """The person's name in the directory (scope None), or the name of their scope's collection:
+        digests, so that any id makes a valid name."""
         person = f"{self.prefix}.{hashlib.sha256(user_id.encode()).hexdigest()[:32]}"
         return person if scope is None else f"{person}.{hashlib.sha256(scope.encode()).hexdigest()[:16]}"
 
@@ -200,10 +204,10 @@ class ChromaStore:
         raise AssertionError("unreachable")
 
     def scopes(self, user_id: str) -> list[str]:
-        """The scopes the person has (or had) items in, from their directory."""
-        ids = self._call(self._name(user_id, None), "read the directory of",
-                         lambda col: col.get(include=[])["ids"], empty=[])
-        return sorted(i[2:] for i in ids)
+        """The scopes the person has (or had) items in, from the directory."""
+        with _translating(self.where, "read the directory of"):
+            found = self._directory.get(where={"person": self._name(user_id, None)}, include=["documents"])
+        return sorted(found.get("documents") or [])
 
     def _names(self, user_id: str, scope: str | None) -> list[str]:
         return [self._name(user_id, s) for s in ([scope] if scope is not None else self.scopes(user_id))]
@@ -214,8 +218,9 @@ class ChromaStore:
             metadatas: Sequence[Mapping[str, Any]]) -> None:
         """Write items of one scope; the scope is (again) entered in the person's directory first,
         so that a directory another process deleted meanwhile gets it back."""
-        self._call(self._name(user_id, None), "write the directory of", lambda col: col.upsert(
-            ids=["s:" + scope], embeddings=np.ones((1, 1), np.float32), documents=[scope]), create=True)
+        with _translating(self.where, "write the directory of"):
+            self._directory.upsert(ids=[self._name(user_id, scope)], embeddings=np.ones((1, 1), np.float32),
+                                   documents=[scope], metadatas=[{"person": self._name(user_id, None)}])
         self._call(self._name(user_id, scope), "write to", lambda col: col.add(
             ids=list(ids), embeddings=np.asarray(vectors, np.float32), documents=list(documents),
             metadatas=[dict(m) for m in metadatas]), create=True)
@@ -262,11 +267,8 @@ class ChromaStore:
         scopes = [scope] if scope is not None else self.scopes(user_id)
         for name in [self._name(user_id, s) for s in scopes]:
             self._drop(name)
-        if scope is None:
-            self._drop(self._name(user_id, None))
-        else:
-            self._call(self._name(user_id, None), "write the directory of",
-                       lambda col: col.delete(ids=["s:" + scope]))
+        with _translating(self.where, "write the directory of"):
+            self._directory.delete(ids=[self._name(user_id, s) for s in scopes])
 
     def _drop(self, name: str) -> None:
         with self._lock:
