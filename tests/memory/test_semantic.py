@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import json
 import threading
 from datetime import UTC, datetime
@@ -232,7 +233,7 @@ async def test_a_new_item_is_found_right_after_an_earlier_search(local_embedder:
         assert [h.text for h in await mem.search(ALICE, "kayak", scope=GUILD)] == ["I bought a kayak yesterday"]
 
 
-async def test_an_add_elsewhere_does_not_enter_a_cached_scope(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+async def test_an_add_in_another_scope_does_not_enter_a_searched_scope(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
     async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
         await mem.add(ALICE, "guild talk about chess openings", scope=GUILD)
         assert len(await mem.search(ALICE, "chess", scope=GUILD)) == 1
@@ -242,6 +243,17 @@ async def test_an_add_elsewhere_does_not_enter_a_cached_scope(local_embedder: Lo
 
         assert [h.text for h in await mem.search(ALICE, "chess", scope=GUILD)] == ["guild talk about chess openings"]
         assert len(await mem.search(ALICE, "chess")) == 2
+
+
+async def test_a_lost_keyword_index_is_rebuilt_from_chroma(local_embedder: LocalEmbedder, tmp_path: Path) -> None:
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
+        await mem.add(ALICE, "I bought a kayak yesterday", scope=GUILD)
+        await mem.add(ALICE, "a kayak paddle is on my list", scope="dm")
+    shutil.rmtree(tmp_path / "c-keywords")
+
+    async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, search_mode="keyword") as mem:
+        assert [h.text for h in await mem.search(ALICE, "kayak", scope=GUILD)] == ["I bought a kayak yesterday"]
+        assert len(await mem.search(ALICE, "kayak")) == 2
 
 
 async def test_concurrent_adds_lose_nothing(memory: UserMemory) -> None:
@@ -395,12 +407,12 @@ async def test_searches_rank_with_the_ranking_config_given_at_open(tmp_path: Pat
     assert hits[0].score == pytest.approx(1 / (keyword_only.rrf_k + 1))
 
 
-async def test_a_cached_users_searches_after_adds_and_deletes_equal_a_fresh_load(
+async def test_searches_after_adds_and_deletes_equal_those_of_a_memory_opened_afresh(
         tmp_path: Path, local_embedder: LocalEmbedder, clock: Clock) -> None:
     path = str(tmp_path / "c")
     texts = [f"{w} {n}" for n, w in enumerate(["sailing trip", "gym shoes", "sailing boat", "cat food"] * 5)]
     async with open_user_memory(path, embedder=local_embedder, clock=clock) as mem:
-        await mem.search(ALICE, "anything")  # cache the (empty) user, then grow it one add at a time
+        await mem.search(ALICE, "anything")  # an empty person first, then grown one add at a time
         ids = [await mem.add(ALICE, t, None, GUILD if n % 2 else "dm") for n, t in enumerate(texts)]
         await mem.delete(ALICE, ids[2])
         await mem.forget(ALICE, "dm")
