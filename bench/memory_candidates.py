@@ -22,6 +22,7 @@ the keyword side's, as the engine's own ranking does.
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -104,7 +105,7 @@ class EngineCandidate:
             self.memory = None
 
 
-class _Chroma:
+class _Chroma(ABC):
     """What both Chroma candidates share: the embedded client and the blocking calls."""
 
     label = ""
@@ -148,28 +149,31 @@ class _Chroma:
                                              include=["documents"])
         return found["documents"][0][:5]
 
-    def _name(self, user: str) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def _name(self, user: str, scope: str) -> str:
+        """The collection that holds ``user``'s items said in ``scope``."""
 
+    @abstractmethod
     def _where(self, user: str, scope: str | None) -> dict[str, Any] | None:
-        raise NotImplementedError
+        """The filter a search of ``user`` (in ``scope``) needs in that collection, if any."""
 
     async def bulk(self, items: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
         """One call per collection: the items of each person, or everyone's at once."""
         by_name: dict[str, list[int]] = {}
-        for n, (user, _, _) in enumerate(items):
-            by_name.setdefault(self._name(user), []).append(n)
+        for n, (user, _, scope) in enumerate(items):
+            by_name.setdefault(self._name(user, scope), []).append(n)
         for name, rows in by_name.items():
             await asyncio.to_thread(self._put, name, [items[n] for n in rows], vectors[rows])
 
     async def add(self, user: str, text: str, scope: str) -> None:
         def add() -> None:
-            self._put(self._name(user), [(user, text, scope)], self.embedder.embed([text]))
+            self._put(self._name(user, scope), [(user, text, scope)], self.embedder.embed([text]))
 
         await asyncio.to_thread(add)
 
     async def search(self, user: str, query: str, scope: str | None) -> list[str]:
-        return await asyncio.to_thread(self._query, self._name(user), query, self._where(user, scope))
+        name = self._name(user, scope or "")
+        return await asyncio.to_thread(self._query, name, query, self._where(user, scope))
 
     async def close(self) -> None:
         from chromadb.api.shared_system_client import SharedSystemClient
@@ -184,7 +188,7 @@ class PerPerson(_Chroma):
 
     label = "per-person"
 
-    def _name(self, user: str) -> str:
+    def _name(self, user: str, scope: str) -> str:
         return f"u{user}"
 
     def _where(self, user: str, scope: str | None) -> dict[str, Any] | None:
@@ -201,33 +205,18 @@ class PerScope(_Chroma):
         super().__init__(embedder)
         self.scopes: dict[str, set[str]] = {}
 
-    def _name(self, user: str) -> str:
-        raise AssertionError("a person has one collection per scope")
-
-    def _scoped(self, user: str, scope: str) -> str:
+    def _name(self, user: str, scope: str) -> str:
+        self.scopes.setdefault(user, set()).add(scope)
         return f"u{user}-{scope.replace(':', '-')}"
 
-    async def bulk(self, items: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
-        by_name: dict[str, list[int]] = {}
-        for n, (user, _, scope) in enumerate(items):
-            self.scopes.setdefault(user, set()).add(scope)
-            by_name.setdefault(self._scoped(user, scope), []).append(n)
-        for name, rows in by_name.items():
-            await asyncio.to_thread(self._put, name, [items[n] for n in rows], vectors[rows])
-
-    async def add(self, user: str, text: str, scope: str) -> None:
-        self.scopes.setdefault(user, set()).add(scope)
-
-        def add() -> None:
-            self._put(self._scoped(user, scope), [(user, text, scope)], self.embedder.embed([text]))
-
-        await asyncio.to_thread(add)
+    def _where(self, user: str, scope: str | None) -> dict[str, Any] | None:
+        return None  # the collection is the scope
 
     def _nearest(self, user: str, query: str, scopes: list[str]) -> list[str]:
         vector = self.embedder.embed([query])
         found: list[tuple[float, str]] = []
         for scope in scopes:
-            got = self._collection(self._scoped(user, scope)).query(
+            got = self._collection(self._name(user, scope)).query(
                 query_embeddings=vector, n_results=N_RESULTS, include=["documents", "distances"])
             found += zip(got["distances"][0], got["documents"][0], strict=True)
         return [text for _, text in sorted(found)[:5]]
@@ -242,7 +231,7 @@ class Shared(_Chroma):
 
     label = "shared"
 
-    def _name(self, user: str) -> str:
+    def _name(self, user: str, scope: str) -> str:
         return "memory"
 
     def _where(self, user: str, scope: str | None) -> dict[str, Any] | None:
