@@ -40,7 +40,7 @@ from envsettings import SettingError, read_bool, read_choice, read_float, read_i
 from memory.errors import ConfigError
 from memory.semantic.worker_heap import HeapLimits
 
-__all__ = ["MemorySettings", "load_memory_settings"]
+__all__ = ["OP_TIMEOUT_S", "MemorySettings", "load_memory_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,9 @@ OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 
 SQLITE_FILENAME = "bot.sqlite3"
 CHROMA_DIRNAME = "chroma"
+# The semantic memory's limit on one store call (open_user_memory's op_timeout_s, as the bot
+# opens it): a call given up then has landed, or never will, soon after.
+OP_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ open raises memory's StoreUnavailable / SchemaVersionError (one clear line, show
 bot.__main__), after closing whatever was already open. Used by the console chat and the Discord client alike.
 With BUFFER_RETENTION_DAYS > 0, channel messages older than that (and with
 TRACE_RETENTION_DAYS > 0, traces older than that) are pruned at start-up and then once a day
-by a background task (stopped on close). Memory writes whose turn was never
-stored (a crash mid-turn) are undone at start-up, and by a sweep every RECONCILE_INTERVAL_S
-for those older than RECONCILE_GRACE_S (bot.turn_store.reconcile); writes deferred while the memory store
-was down are made at start-up and every DEFERRED_INTERVAL_S. While turns fail or queue up, or
-the event loop stalls, one health line a minute at most (bot.process.health).
+by a background task (stopped on close). Memory writes whose turn was never stored (a crash
+mid-turn) are undone, and writes deferred while the memory store was down are made, at start-up
+and by the turn store's sweeps (bot.turn_store.TurnStore). While turns fail or queue up, or the
+event loop stalls, one health line a minute at most (bot.process.health). One clock, ``now``,
+dates what the runtime stores and counts (budgets, settings, buffer, sweeps).
 
 Part of bot/.
 """
@@ -52,12 +52,13 @@ from bot.interfaces import FrontEndServices
 from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.turn.pipeline import TurnPipeline
-from bot.turn_store.reconcile import reconcile_memory, write_deferred
+from bot.turn_store.persistence import TurnStore
 from bot.services import ChannelService, PersonMemoryService, TraceService
 from bot.turn.agent import TurnAgents
 from memory.stores.erasure import PersonErasure
 from memory.stores.buffer import ChannelBuffer
 from memory.stores.database import Database
+from memory.config import OP_TIMEOUT_S
 from memory.errors import StoreUnavailable
 from memory.stores.guild_settings import GuildSettingsStore
 from memory.semantic import UserMemory, open_user_memory
@@ -71,18 +72,14 @@ log = logging.getLogger(__name__)
 
 TOOL_HTTP_TIMEOUT_S = 10.0
 PRUNE_INTERVAL_S = 24 * 3600.0
-RECONCILE_INTERVAL_S = 300.0
-RECONCILE_GRACE_S = 600.0  # far past any memory-store timeout: an add given up has landed or never will
-DEFERRED_INTERVAL_S = 10.0  # deferred memory writes (the store was down) are tried this often
-DEFERRED_GRACE_S = 40.0     # past the memory store's 30 s operation limit: the failed add is over
 
 
 class Runtime:
     """Owns the stores, clients and the pipeline for the life of a front end.
 
     ``embedder`` and ``llm`` may be given (tests, benches) instead of the ones the settings ask
-    for; a given embedder or LLM client is not closed by the runtime. ``now`` is the clock of
-    the daily token budgets (bot.settings.budgets).
+    for; a given embedder or LLM client is not closed by the runtime. ``now`` is the runtime's
+    one clock (tests move it to the next day for the daily token budgets).
     """
 
     def __init__(self, settings: Settings, *, embedder: Any = None, llm: Any = None,
@@ -90,7 +87,7 @@ class Runtime:
                  health_interval_s: float = HEALTH_INTERVAL_S,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.settings = settings
-        self._now = now  # the daily budgets' clock (tests move it to the next day)
+        self._now = now
         self._prune_interval_s = prune_interval_s
         self._health_interval_s = health_interval_s
         self._embedder = embedder
@@ -112,6 +109,7 @@ class Runtime:
         self.services: FrontEndServices
         self.budget: TokenBudget
         self.writes: MemoryWriteLog
+        self.turn_store: TurnStore
         self.loop_lag = LoopLag()
 
     async def __aenter__(self) -> Runtime:
@@ -129,7 +127,7 @@ class Runtime:
             self.buffer = ChannelBuffer(self.db)
             self.traces = TraceStore(self.db)
             self.user_memory = await asyncio.to_thread(
-                open_user_memory, settings=s.memory, embedder=self._embedder)
+                open_user_memory, settings=s.memory, embedder=self._embedder, op_timeout_s=OP_TIMEOUT_S)
             stack.push_async_callback(self.user_memory.close)
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
@@ -154,31 +152,24 @@ class Runtime:
                                  mcp_servers=[server.name for server in s.mcp.servers],
                                  operator_global_memory=policy.operator_global,
                                  cooldown_floor_s=s.user_cooldown_s)
-            self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules,
-                                               now=lambda: datetime.now(UTC))
+            self.places = PlaceSettingsService(GuildSettingsStore(self.db), rules, now=self._now)
             await self.places.load()
             self.budget = TokenBudget(TokenUsageStore(self.db), user_daily=s.features.user_daily_tokens,
                                       guild_daily=s.features.guild_daily_tokens, now=self._now)
+            self.writes = MemoryWriteLog(self.db)
+            self.turn_store = await stack.enter_async_context(TurnStore(
+                self.buffer, self.traces, self.db, self.user_memory, self.writes, now=self._now,
+                policy=policy))
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
-                                         budget=self.budget, policy=policy)
+                                         budget=self.budget, policy=policy, now=self._now,
+                                         store=self.turn_store)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
                 memory=PersonMemoryService(self.user_memory, policy=policy,
                                            places=self.places, rows=PersonErasure(self.db)),
-                channels=ChannelService(self.buffer, self.pipeline.scheduler,
-                                        now=lambda: datetime.now(UTC)),
+                channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now),
                 places=self.places)
-            self.writes = MemoryWriteLog(self.db)
-            if undone := await reconcile_memory(self.writes, self.traces, self.user_memory):
-                log.warning("start-up: undid %d memory item(s) of turns cut before they were stored",
-                            undone)
-            sweeper = asyncio.create_task(self._sweep_writes(), name="memory-reconcile")
-            stack.push_async_callback(_cancel, sweeper)
-            if written := await write_deferred(self.writes, self.user_memory):
-                log.info("start-up: wrote %d deferred memory item(s)", written)
-            deferrer = asyncio.create_task(self._write_deferred(), name="memory-deferred")
-            stack.push_async_callback(_cancel, deferrer)
             lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
             stack.push_async_callback(_cancel, lag)
             health = asyncio.create_task(self._log_health(), name="health-line")
@@ -206,7 +197,7 @@ class Runtime:
     async def prune_old(self) -> int:
         """Delete channel messages older than BUFFER_RETENTION_DAYS and traces older than
         TRACE_RETENTION_DAYS (0: keep all); how many rows."""
-        now = datetime.now(UTC)
+        now = self._now()
         pruned = 0
         if (days := self.settings.memory.buffer_retention_days) > 0:
             pruned += await self.buffer.prune(now - timedelta(days=days))
@@ -229,25 +220,6 @@ class Runtime:
             if text := p.health.line(queued=p.turns_queued, in_flight=p.tracker.in_flight,
                                      loop_lag_s=self.loop_lag.take_worst()):
                 log.warning("%s", text)
-
-    async def _sweep_writes(self) -> None:
-        while True:
-            await asyncio.sleep(RECONCILE_INTERVAL_S)
-            try:
-                await reconcile_memory(
-                    self.writes, self.traces, self.user_memory, skip=self.pipeline.persister.storing,
-                    older_than=datetime.now(UTC) - timedelta(seconds=RECONCILE_GRACE_S))
-            except Exception:
-                log.exception("reconciling memory writes failed; trying again next time")
-
-    async def _write_deferred(self) -> None:
-        while True:
-            await asyncio.sleep(DEFERRED_INTERVAL_S)
-            try:
-                await write_deferred(self.writes, self.user_memory,
-                                     older_than=datetime.now(UTC) - timedelta(seconds=DEFERRED_GRACE_S))
-            except Exception:
-                log.exception("writing deferred memory items failed; trying again next time")
 
     async def __aexit__(self, *exc: object) -> None:
         stack, self._stack = self._stack, None

@@ -9,7 +9,7 @@ every line behind "> ", so that nothing in it can pass for the asker's words or 
 instructions ("ignore your instructions and ..." written by one member is read as what that
 member wrote when another member asks).
 
-Which person an answer of the bot answered is read from the buffer's pairs: the persister
+Which person an answer of the bot answered is read from the buffer's pairs: the turn store
 stores a turn's question and answer together, the answer right after the question, with the
 same time (bot.turn_store.persistence). An answer whose question is not in the window is quoted too.
 

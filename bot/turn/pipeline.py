@@ -19,15 +19,15 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    start pass ``pacer`` (bot.process.pacing): turns woken together start them a time budget's
    worth per loop iteration. A memory store that cannot be reached does not stop the turn: it is answered without memories, and the answer says so in
    one line (bot.errors.with_memory_notice).
-4. Persist the whole turn or nothing (bot.turn_store.persistence; a memory write the store cannot take
-   then is deferred and made later by bot.turn_store.reconcile). A model or store failure stores
+4. Persist the whole turn or nothing (bot.turn_store.TurnStore; a memory write the store cannot
+   take then is deferred and made later). A model or store failure stores
    nothing and returns one sentence (bot.errors).
 
 Step limit / no usable answer: the agent ends honestly, so the trace IS stored (the person can
 open it and see why), but neither the buffer nor semantic memory gets the turn.
 
 The other jobs have their own modules: scheduling (bot.turn.scheduling), shutdown tracking
-(bot.turn.tracking), persistence with compensation (bot.turn_store.persistence), write coalescing
+(bot.turn.tracking), storing with compensation (bot.turn_store), write coalescing
 (bot.turn_store.coalescing), the cogs' traces / memory / channel services (bot.services).
 
 Part of bot/: joins agent/ and memory/; knows nothing of Discord.
@@ -65,7 +65,7 @@ from bot.turn.memory_tools import MemoryTools
 from bot.turn.requests import TurnRequest, TurnResult
 from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
 from bot.turn.tracking import TurnTracker
-from bot.turn_store.persistence import TurnPersister, has_visible_text
+from bot.turn_store.persistence import TurnStore, has_visible_text
 from memory.stores.database import Database
 from memory.errors import MemoryStoreError
 from memory.tokens import estimate_tokens
@@ -106,7 +106,8 @@ class TurnPipeline:
     """Runs turns; see the module docstring for the path and its guarantees.
 
     ``scheduler`` (channel locks) and ``tracker`` (turns in flight, for bot.process.shutdown) are
-    shared with the services that need them; ``persister.storing`` with bot.turn_store.reconcile.
+    shared with the services that need them. ``store`` stores the turns: the runtime's (which
+    also settles what cut turns left), else one of the pipeline's own.
     """
 
     def __init__(self, agent: Agent, buffer: BufferStore, traces: TraceStoreLike, db: Database,
@@ -114,7 +115,8 @@ class TurnPipeline:
                  places: PlaceLookup | None = None, agents: TurnAgents | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 budget: TokenBudget | None = None, policy: MemoryPolicy | None = None) -> None:
+                 budget: TokenBudget | None = None, policy: MemoryPolicy | None = None,
+                 store: TurnStore | None = None) -> None:
         self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
         self._places = places or _OperatorDefaults()
         self._budget = budget  # daily token budgets (bot.settings.budgets); None: no limits
@@ -127,8 +129,8 @@ class TurnPipeline:
                                          timeout_s=settings.agent.tool_timeout_s)
         self.scheduler = TurnScheduler(settings.max_concurrent_turns)
         self.tracker = TurnTracker()
-        self.persister = TurnPersister(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now,
-                                       policy=self.policy)
+        self.store = store or TurnStore(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now,
+                                        policy=self.policy)
         self._cooldowns = Cooldowns()
         self.user_turns = UserTurns()  # at most MAX_TURNS_PER_USER of one person in flight
         self.health = HealthLog()
@@ -262,8 +264,7 @@ class TurnPipeline:
                 raise _TurnFailed("no_answer")
             trace_id = uuid.uuid4().hex
             mark = self._clock()
-            await self.persister.persist(req, question, end, events, trace_id, pending,
-                                         remember=remember)
+            await self.store.persist(req, question, end, events, trace_id, pending, remember=remember)
             store_ms = (self._clock() - mark) * 1000.0
         except _TurnFailed as failed:
             return self._failure(failed.kind, started, events, memories_used)

@@ -1,14 +1,18 @@
-"""Storing one finished turn whole, or not at all: memory items, buffer rows, trace.
+"""TurnStore: one finished turn stored whole, or not at all (memory items, buffer rows,
+trace), and what turns cut before they were stored left behind, settled at start and by a sweep.
 
 The order: first the memory write is announced in SQLite (memory.stores.write_log), then the exchange
 (and facts the person asked to keep) goes to semantic memory (writes of concurrent turns
 coalesced into one add_many: bot.turn_store.coalescing), then the user message + answer (buffer), the
 trace and the settling of the announcement in ONE SQLite transaction; if that transaction
 fails the memory items just added are deleted again (compensation). An announcement left
-unsettled (a crash between the stores, an add that timed out yet landed) is undone by
-bot.turn_store.reconcile at start-up. A memory store that cannot be reached for the add defers the write:
-the items go into the announcement in that same transaction and bot.turn_store.reconcile writes them
-later. Question and answer are stored together at the end of the turn
+unsettled (a crash between the stores, an add that timed out yet landed) is undone at start
+(`TurnStore.__aenter__`) and, while the bot runs, by a sweep for announcements older than
+RECONCILE_GRACE_S (bot.turn_store.reconcile). A memory store that cannot be reached for the add
+defers the write: the items go into the announcement in that same transaction and are written
+at start and every DEFERRED_INTERVAL_S once older than DEFERRED_GRACE_S. Both graces derive
+from the memory's own limit on a call (memory.config.OP_TIMEOUT_S): an add given up then has
+landed or never will, so it is neither undone while it may land nor made twice. Question and answer are stored together at the end of the turn
 (same time, in order), so the buffer holds whole exchanges in the order the channel answered
 them. A turn cancelled while storing finishes storing before the cancellation goes on.
 
@@ -28,8 +32,8 @@ import asyncio
 import contextlib
 import logging
 import unicodedata
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from agent.events import AgentEvent, RunEnded
@@ -39,13 +43,15 @@ from bot.turn.history import answered_person
 from bot.turn.privacy import MemoryPolicy, Visibility
 from bot.turn.requests import TurnRequest
 from bot.stores import BufferStore, TraceStoreLike, Transactional, UserMemoryStore
+from bot.turn_store.reconcile import reconcile_memory, write_deferred
+from memory.config import OP_TIMEOUT_S
 from memory.stores.buffer import BufferedMessage
 from memory.errors import StoreUnavailable
 from memory.semantic import AddItem
 from memory.stores.traces import TraceRecord
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 
-__all__ = ["CONTEXT_MAX_AGE_S", "TurnPersister", "exchange_items", "has_visible_text"]
+__all__ = ["CONTEXT_MAX_AGE_S", "TurnStore", "exchange_items", "has_visible_text"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,10 @@ EXCHANGE_ANSWER_CHARS = 4000
 SHORT_MESSAGE_WORDS = 8          # a message this short is stored with the one before it
 CONTEXT_CHARS = 500              # of that message (metadata strings over 2,000 are refused)
 CONTEXT_MAX_AGE_S = 3 * 3600.0   # an older message before it is another conversation
+RECONCILE_INTERVAL_S = 300.0
+RECONCILE_GRACE_S = 20 * OP_TIMEOUT_S  # far past the memory's limit on a call: a given-up add is over
+DEFERRED_INTERVAL_S = 10.0             # deferred writes (the store was down) are tried this often
+DEFERRED_GRACE_S = OP_TIMEOUT_S + DEFERRED_INTERVAL_S  # past the memory's limit: the failed add is over
 
 
 def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, *,
@@ -63,7 +73,7 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
 
     - The person's message (kind "exchange"). When it is short (at most SHORT_MESSAGE_WORDS
       words) and `previous` (what it answered: the caller's choice, see
-      ``TurnPersister._context_of``) is given, that text rides along as metadata `context`,
+      ``TurnStore._context_of``) is given, that text rides along as metadata `context`,
       which the memory embeds and keyword-indexes with the text while showing the text alone:
       "Yes! It was amazing" is found by what it answered.
     - The bot's answer (kind "reply"), with the person's message as its context, so that
@@ -96,8 +106,12 @@ def has_visible_text(text: str) -> bool:
     return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
 
 
-class TurnPersister:
-    """Stores finished turns; ``storing`` names the turns between announce and settle."""
+class TurnStore:
+    """Stores finished turns; ``storing`` names the turns between announce and settle.
+
+    Entered (``async with``), it settles what earlier processes left in the write log, then
+    sweeps the log in the background until it is left; unentered (a pipeline of its own in
+    tests), it only stores."""
 
     def __init__(self, buffer: BufferStore, traces: TraceStoreLike, db: Transactional,
                  memory: UserMemoryStore, writes: MemoryWriteLog, *,
@@ -106,11 +120,48 @@ class TurnPersister:
         self._traces = traces
         self._db = db
         self._memory = memory
-        self._writes = writes
+        self.writes = writes
         self._adder = CoalescingAdder(memory)
         self._now = now
         self._policy = policy or MemoryPolicy()
         self._storing: set[str] = set()
+        self._sweepers: list[asyncio.Task[None]] = []
+
+    async def __aenter__(self) -> TurnStore:
+        if undone := await reconcile_memory(self.writes, self._traces, self._memory):
+            log.warning("start-up: undid %d memory item(s) of turns cut before they were stored", undone)
+        if written := await write_deferred(self.writes, self._memory):
+            log.info("start-up: wrote %d deferred memory item(s)", written)
+        self._sweepers = [
+            asyncio.create_task(self._every(RECONCILE_INTERVAL_S, self._sweep_cut_turns,
+                                            "reconciling memory writes failed"), name="memory-reconcile"),
+            asyncio.create_task(self._every(DEFERRED_INTERVAL_S, self._write_deferred,
+                                            "writing deferred memory items failed"), name="memory-deferred")]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for task in self._sweepers:
+            task.cancel()
+        for task in self._sweepers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._sweepers = []
+
+    async def _every(self, interval_s: float, work: Callable[[], Awaitable[Any]], failed: str) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await work()
+            except Exception:
+                log.exception("%s; trying again next time", failed)
+
+    async def _sweep_cut_turns(self) -> int:
+        return await reconcile_memory(self.writes, self._traces, self._memory, skip=self.storing,
+                                      older_than=self._now() - timedelta(seconds=RECONCILE_GRACE_S))
+
+    async def _write_deferred(self) -> int:
+        return await write_deferred(self.writes, self._memory,
+                                    older_than=self._now() - timedelta(seconds=DEFERRED_GRACE_S))
 
     @property
     def storing(self) -> frozenset[str]:
@@ -156,7 +207,7 @@ class TurnPersister:
                 items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
                                                "kind": "fact", "visibility": visibility}, place)
                           for fact in facts if has_visible_text(fact)]  # an invisible one is refused
-                await self._writes.announce(trace_id, req.user_id, when)
+                await self.writes.announce(trace_id, req.user_id, when)
                 announced = True
                 # A failed add stays announced: one that timed out may still land (reconcile).
                 try:
@@ -196,14 +247,14 @@ class TurnPersister:
                                         role="assistant", content=answer, created_at=when),
                     ])
                 if deferred:
-                    await self._writes.defer(trace_id, deferred)
+                    await self.writes.defer(trace_id, deferred)
                 elif announced:
-                    await self._writes.settle(trace_id)
+                    await self.writes.settle(trace_id)
                 await self._traces.save(record)
         except BaseException:
             if announced and await self._undo_memory(req.user_id, added):
                 with contextlib.suppress(Exception):  # left announced, the reconcile settles it
-                    await self._writes.settle(trace_id)
+                    await self.writes.settle(trace_id)
             raise
 
     async def _context_of(self, req: TurnRequest, question: str, answer: str, now: datetime) -> str | None:

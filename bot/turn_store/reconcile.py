@@ -9,9 +9,8 @@ reached leaves the rest for the next pass. The person whose turn was cut simply 
 
 A deferred write (the turn was stored while the memory store was down, its items kept in the
 log) is made by `write_deferred`: whatever of it landed before is deleted, the items are added,
-and the row settled; a store still down leaves it for the next pass. The runtime calls it at
-start-up and every few seconds, for writes older than the memory store's own time limit (an
-add given up then has landed or never will, so it cannot land twice).
+and the row settled; a store still down leaves it for the next pass. bot.turn_store.TurnStore
+calls both at start-up and then on its sweeps.
 
 Part of bot/: joins memory's write log, trace store and semantic memory.
 """
@@ -21,11 +20,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Container
 from datetime import datetime
-from typing import Protocol
 
+from bot.stores import TraceStoreLike, UserMemoryStore
 from memory.errors import MemoryStoreError
-from memory.semantic import MemoryHit
-from memory.stores.traces import TraceRecord
 from memory.stores.write_log import MemoryWrite, MemoryWriteLog
 
 __all__ = ["reconcile_memory", "write_deferred"]
@@ -33,19 +30,7 @@ __all__ = ["reconcile_memory", "write_deferred"]
 log = logging.getLogger(__name__)
 
 
-class _Memory(Protocol):
-    async def list(self, user_id: str, scope: str | None = None) -> list[MemoryHit]: ...
-
-    async def delete(self, user_id: str, item_id: str) -> bool: ...
-
-    async def add_many(self, items: list[tuple[str, str, dict, str | None]]) -> list[str]: ...
-
-
-class _Traces(Protocol):
-    async def get(self, trace_id: str) -> TraceRecord | None: ...
-
-
-async def reconcile_memory(writes: MemoryWriteLog, traces: _Traces, memory: _Memory, *,
+async def reconcile_memory(writes: MemoryWriteLog, traces: TraceStoreLike, memory: UserMemoryStore, *,
                            older_than: datetime | None = None,
                            skip: Container[str] = ()) -> int:
     """Settle the log's leftover writes (announced before `older_than`, when given; none in
@@ -72,13 +57,13 @@ async def reconcile_memory(writes: MemoryWriteLog, traces: _Traces, memory: _Mem
     return deleted
 
 
-async def _landed(memory: _Memory, write: MemoryWrite) -> list[str]:
+async def _landed(memory: UserMemoryStore, write: MemoryWrite) -> list[str]:
     """Ids of the items of `write` that are in the memory now."""
     return [hit.id for hit in await memory.list(write.user_id)
             if hit.metadata.get("trace_id") == write.trace_id]
 
 
-async def write_deferred(writes: MemoryWriteLog, memory: _Memory, *,
+async def write_deferred(writes: MemoryWriteLog, memory: UserMemoryStore, *,
                          older_than: datetime | None = None) -> int:
     """Make the deferred writes (announced before `older_than`, when given); returns how many
     items were written. Stops at the first store failure (the rest wait for the next pass)."""

@@ -24,7 +24,7 @@ GUILD, OTHER = "900", "901"
 
 def pair(make: Callable[..., BufferedMessage], i: int, who: str, text: str, *, guild: str | None = GUILD,
          channel: str = "100") -> list[BufferedMessage]:
-    """A question and the bot's answer, as the persister stores them (same time, in order)."""
+    """A question and the bot's answer, as the turn store stores them (same time, in order)."""
     return [make(i, author_id=who, content=text, guild_id=guild, channel_id=channel),
             make(i, author_id="assistant", author_name="assistant", role="assistant",
                  content=f"answer to {text}", guild_id=guild, channel_id=channel)]
