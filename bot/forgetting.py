@@ -17,20 +17,13 @@ Part of bot/: joins memory/'s stores; knows nothing of Discord.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from bot.turn.memory_reach import forget_reach
 from bot.turn.privacy import Reach
-from bot.stores import PersonMemoryStore
-from memory.stores.erasure import ErasedRows
+from memory.semantic import UserMemory
+from memory.stores.erasure import ErasedRows, PersonErasure
 
-__all__ = ["Forgotten", "PersonRows", "forget_person"]
-
-
-class PersonRows(Protocol):
-    """Erases a person's rows in the SQLite file (memory.stores.erasure.PersonErasure)."""
-
-    async def erase(self, user_id: str, guild_id: str | None = None) -> ErasedRows: ...
+__all__ = ["Forgotten", "forget_person"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +51,7 @@ class Forgotten:
         return "Done: I forgot " + ", ".join(parts) + "."
 
 
-async def forget_person(memory: PersonMemoryStore, rows: PersonRows | None, user_id: str,
+async def forget_person(memory: UserMemory, rows: PersonErasure | None, user_id: str,
                         reach: Reach) -> Forgotten:
     """Erase the person's words within ``reach`` (see the module docstring); ``rows`` None
     (no SQLite file: tests of the memory alone) erases the memory items only."""

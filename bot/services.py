@@ -1,37 +1,31 @@
 """The services behind the front ends' commands other than a turn: traces, a person's own
 memory, a channel's buffer (the interfaces of bot.interfaces).
 
-Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of Discord.
+Part of bot/: joins memory/'s stores; knows nothing of Discord.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
-from bot.forgetting import Forgotten, PersonRows, forget_person
+from bot.forgetting import Forgotten, forget_person
+from bot.settings.place import PlaceSettingsService
 from bot.turn.memory_reach import export_reach, list_reach
 from bot.turn.privacy import MemoryPolicy, Reach
-from bot.settings.place import PlaceSettings
-from bot.stores import BufferStore, PersonMemoryStore, TraceStoreLike
 from bot.turn.scheduling import TurnScheduler
-from memory.semantic import MemoryHit
-from memory.stores.buffer import BufferedMessage
-from memory.stores.traces import TraceRecord
+from memory.semantic import MemoryHit, UserMemory
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.erasure import PersonErasure
+from memory.stores.traces import TraceRecord, TraceStore
 
-__all__ = ["ChannelService", "PersonMemoryService", "ServerSettings", "TraceService"]
+__all__ = ["ChannelService", "PersonMemoryService", "TraceService"]
 
 CHATTER_MAX_CHARS = 4000
-
-
-class ServerSettings(Protocol):
-    """A place's settings (bot.settings.place.PlaceSettingsService)."""
-
-    def for_place(self, guild_id: str | None, channel_ids: Sequence[str]) -> PlaceSettings: ...
 
 
 class TraceService:
@@ -42,7 +36,7 @@ class TraceService:
     for the same person and channel waits for it (at most ``settle_wait_s``), so that a
     `/trace` sent as the answer appears opens that answer's trace, not the one before it."""
 
-    def __init__(self, traces: TraceStoreLike, *, settle_wait_s: float = 10.0) -> None:
+    def __init__(self, traces: TraceStore, *, settle_wait_s: float = 10.0) -> None:
         self._traces = traces
         self._settle_wait_s = settle_wait_s
         self._on_the_way: dict[tuple[str, str], set[asyncio.Event]] = {}
@@ -88,8 +82,8 @@ class PersonMemoryService:
     server's own `memory` setting counts); a forget erases their words there everywhere the
     bot keeps them (bot.forgetting), the SQLite ``rows`` included."""
 
-    def __init__(self, memory: PersonMemoryStore, *, policy: MemoryPolicy | None = None,
-                 places: ServerSettings | None = None, rows: PersonRows | None = None) -> None:
+    def __init__(self, memory: UserMemory, *, policy: MemoryPolicy | None = None,
+                 places: PlaceSettingsService | None = None, rows: PersonErasure | None = None) -> None:
         self._memory = memory
         self._policy = policy or MemoryPolicy()
         self._places = places
@@ -118,7 +112,7 @@ class PersonMemoryService:
 class ChannelService:
     """Clearing a channel's buffer (after the turn running there), and keeping chatter."""
 
-    def __init__(self, buffer: BufferStore, scheduler: TurnScheduler, *,
+    def __init__(self, buffer: ChannelBuffer, scheduler: TurnScheduler, *,
                  now: Callable[[], datetime]) -> None:
         self._buffer = buffer
         self._scheduler = scheduler

@@ -11,7 +11,7 @@ gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globa
 An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard); the
 gateway reader yields to the event loop once a loop iteration's time budget is spent
 (bot.discord_app.gateway_pacing).
-Imports the cogs and the services' interfaces (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
+Imports the cogs and the services' bundle (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
 
@@ -25,10 +25,10 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
+from bot.settings.budgets import TokenBudget
 from bot.settings.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
-from bot.discord_app.cogs.usage import UsageReader
 from bot.discord_app.delivery_order import DeliveryOrder
 from bot.discord_app.gateway_pacing import install_gateway_pacing
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
@@ -106,10 +106,10 @@ class _BotCore:
     services: FrontEndServices
     settings: Settings
     policy: AccessPolicy
-    budget: UsageReader | None
+    budget: TokenBudget | None
     live: LiveOptions
 
-    def __init__(self, services: FrontEndServices, settings: Settings, *, budget: UsageReader | None = None,
+    def __init__(self, services: FrontEndServices, settings: Settings, *, budget: TokenBudget | None = None,
                  live: LiveOptions | None = None, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
             command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
@@ -187,7 +187,7 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
     """The shards named by SHARD_COUNT/SHARD_IDS in this process."""
 
 
-def create_bot(services: FrontEndServices, settings: Settings, *, budget: UsageReader | None = None,
+def create_bot(services: FrontEndServices, settings: Settings, *, budget: TokenBudget | None = None,
                live: LiveOptions | None = None, **client_options: Any) -> commands.Bot:
     """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
 

@@ -9,31 +9,21 @@ Imports discord.py and the pure renderers; never the pipeline.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 import discord
 
 from bot.discord_app.trace_render import render_steps, render_summary
 
-__all__ = ["EMPTY_ANSWER", "TraceLike", "post_trace", "reply_to", "thread_name", "trace_messages"]
+if TYPE_CHECKING:
+    from memory.stores.traces import TraceRecord
+
+__all__ = ["EMPTY_ANSWER", "post_trace", "reply_to", "thread_name", "trace_messages"]
 
 log = logging.getLogger(__name__)
 
 EMPTY_ANSWER = "(I have no answer to show.)"
 _THREAD_NAME_MAX = 90
-
-
-class TraceLike(Protocol):
-    """The fields of a stored trace that rendering needs (memory.stores.traces.TraceRecord has them)."""
-
-    question: str
-    events: Sequence[Mapping[str, Any]]
-    steps: int
-    prompt_tokens: int
-    completion_tokens: int
-    elapsed_ms: float
-    outcome: str
 
 
 async def reply_to(message: discord.Message, text: str) -> discord.Message:
@@ -43,7 +33,7 @@ async def reply_to(message: discord.Message, text: str) -> discord.Message:
     return await message.channel.send(text, reference=reference)
 
 
-def trace_messages(trace: TraceLike) -> list[str]:
+def trace_messages(trace: TraceRecord) -> list[str]:
     """The trace as Discord messages: one per step, then the summary line."""
     summary = render_summary(
         steps=trace.steps,
@@ -61,7 +51,7 @@ def thread_name(question: str, prefix: str = "") -> str:
     return name if len(name) <= _THREAD_NAME_MAX else name[: _THREAD_NAME_MAX - 1] + "…"
 
 
-async def post_trace(anchor: discord.Message, trace: TraceLike) -> discord.abc.Messageable:
+async def post_trace(anchor: discord.Message, trace: TraceRecord) -> discord.abc.Messageable:
     """Post `trace` step by step in a public thread started from `anchor` (the answer).
 
     An answer already inside a thread gets its trace in that thread (threads do not nest); an

@@ -21,21 +21,15 @@ import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Protocol
+from typing import Any
+
+from bot.turn.tracking import TurnTracker
 
 __all__ = ["StopSignal", "serve_until_stopped"]
 
 log = logging.getLogger(__name__)
 
 ABANDON_GRACE_S = 5.0   # for abandoned turns to hand their "restarting" sentence back
-
-
-class _Drainable(Protocol):
-    def stop_accepting(self) -> None: ...
-    async def wait_idle(self, timeout_s: float | None = None) -> bool: ...
-    def abandon_turns(self) -> int: ...
-    @property
-    def in_flight(self) -> int: ...
 
 
 class StopSignal:
@@ -78,7 +72,7 @@ class StopSignal:
                 loop.remove_signal_handler(sig)
 
 
-async def _drain(turns: _Drainable, stop: StopSignal, timeout_s: float) -> None:
+async def _drain(turns: TurnTracker, stop: StopSignal, timeout_s: float) -> None:
     turns.stop_accepting()
     busy = turns.in_flight
     log.info("%s: no new turns; waiting up to %.0f s for %d running turn(s)",
@@ -99,7 +93,7 @@ async def _drain(turns: _Drainable, stop: StopSignal, timeout_s: float) -> None:
             log.error("shutdown: %d turn(s) did not end after being abandoned", turns.in_flight)
 
 
-async def serve_until_stopped(serve: Awaitable[Any], turns: _Drainable, stop: StopSignal, *,
+async def serve_until_stopped(serve: Awaitable[Any], turns: TurnTracker, stop: StopSignal, *,
                               timeout_s: float,
                               finish: Callable[[asyncio.Task[Any]], Awaitable[None]] | None = None) -> Any:
     """Run ``serve`` until it ends by itself or ``stop`` is requested, then drain the turns.

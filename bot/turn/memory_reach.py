@@ -8,7 +8,7 @@ items, asking for more than ``k`` and leaving the private ones out, and asks aga
 while private items crowd the public ones out (up to PUBLIC_FETCH_MAX hits; past that a
 public reply gets fewer memories, never a private one).
 
-Part of bot/: over memory.semantic's public API (typed by bot.stores).
+Part of bot/: over memory.semantic's public API .
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.turn.privacy import Reach, is_private_scope
-from bot.stores import PersonMemoryStore, UserMemoryStore
-from memory.semantic import MemoryHit
+from memory.semantic import MemoryHit, UserMemory
 
 __all__ = ["PUBLIC_FETCH_MAX", "export_reach", "forget_reach", "list_reach", "search_reach"]
 
@@ -25,7 +24,7 @@ PUBLIC_OVERFETCH = 4     # a public search over everything asks for this many ti
 PUBLIC_FETCH_MAX = 400   # and at most this many hits
 
 
-async def search_reach(memory: UserMemoryStore, user_id: str, query: str, k: int,
+async def search_reach(memory: UserMemory, user_id: str, query: str, k: int,
                        reach: Reach) -> list[MemoryHit]:
     """The person's ``k`` items best matching ``query`` within ``reach``, best first."""
     if reach.scopes is not None:
@@ -52,7 +51,7 @@ def _created(hit: MemoryHit) -> float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
-async def list_reach(memory: PersonMemoryStore, user_id: str, reach: Reach) -> list[MemoryHit]:
+async def list_reach(memory: UserMemory, user_id: str, reach: Reach) -> list[MemoryHit]:
     """Every item of the person within ``reach``, oldest first."""
     if reach.scopes is None:
         hits = await memory.list(user_id, scope=None)
@@ -61,7 +60,7 @@ async def list_reach(memory: PersonMemoryStore, user_id: str, reach: Reach) -> l
     return sorted((hit for hits in lists for hit in hits), key=_created)
 
 
-async def export_reach(memory: PersonMemoryStore, user_id: str, reach: Reach) -> list[dict[str, Any]]:
+async def export_reach(memory: UserMemory, user_id: str, reach: Reach) -> list[dict[str, Any]]:
     """The same items as the memory's JSON-safe export dicts, oldest first."""
     if reach.scopes is None:
         items = await memory.export(user_id, scope=None)
@@ -70,7 +69,7 @@ async def export_reach(memory: PersonMemoryStore, user_id: str, reach: Reach) ->
     return sorted((item for items in exports for item in items), key=lambda item: str(item.get("created_at", "")))
 
 
-async def forget_reach(memory: PersonMemoryStore, user_id: str, reach: Reach) -> int:
+async def forget_reach(memory: UserMemory, user_id: str, reach: Reach) -> int:
     """Delete the person's items within ``reach``; returns how many. A forget covers whole
     scopes: a ``public_only`` reach (a public reply's) is refused with ValueError."""
     if reach.public_only:

@@ -27,9 +27,8 @@ from typing import Any
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
 from bot.turn.memory_reach import search_reach
 from bot.turn.privacy import MemoryPolicy, Reach
-from bot.stores import UserMemoryStore
 from memory.errors import StoreUnavailable
-from memory.semantic import MemoryHit
+from memory.semantic import MemoryHit, UserMemory
 from memory.semantic.ranking import tokenize
 
 __all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryEntry", "MemoryTools", "format_memory_line", "memory_entries",
@@ -129,7 +128,7 @@ class MemoryTools:
     registry on the event loop): a turn's tools are copies with their own functions.
     """
 
-    def __init__(self, memory: UserMemoryStore, *, policy: MemoryPolicy | None = None, k: int = 5,
+    def __init__(self, memory: UserMemory, *, policy: MemoryPolicy | None = None, k: int = 5,
                  timeout_s: float | None = None) -> None:
         self._memory = memory
         self._policy = policy or MemoryPolicy()
@@ -160,7 +159,7 @@ class MemoryTools:
         return registry
 
 
-def _recall_in(memory: UserMemoryStore, reach: Reach | None, policy: MemoryPolicy, k: int) -> ToolFn:
+def _recall_in(memory: UserMemory, reach: Reach | None, policy: MemoryPolicy, k: int) -> ToolFn:
     """The `recall_memory` tool's function, searching within ``reach`` (None: the public reach
     of the context's place)."""
 

@@ -59,14 +59,16 @@ from bot.turn.privacy import MemoryPolicy, Reach
 from bot.process.health import HealthLog
 from bot.process.pacing import LoopPacer
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
-from bot.stores import BufferStore, TraceStoreLike, UserMemoryStore
 from bot.turn.agent import TurnAgents
 from bot.turn.memory_tools import MemoryTools
 from bot.turn.requests import TurnRequest, TurnResult
 from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
 from bot.turn.tracking import TurnTracker
 from bot.turn_store.persistence import TurnStore, has_visible_text
+from memory.stores.buffer import ChannelBuffer
 from memory.stores.database import Database
+from memory.semantic import UserMemory
+from memory.stores.traces import TraceStore
 from memory.errors import MemoryStoreError
 from memory.tokens import estimate_tokens
 from memory.stores.write_log import MemoryWriteLog
@@ -110,8 +112,8 @@ class TurnPipeline:
     also settles what cut turns left), else one of the pipeline's own.
     """
 
-    def __init__(self, agent: Agent, buffer: BufferStore, traces: TraceStoreLike, db: Database,
-                 user_memory: UserMemoryStore, settings: Settings, *,
+    def __init__(self, agent: Agent, buffer: ChannelBuffer, traces: TraceStore, db: Database,
+                 user_memory: UserMemory, settings: Settings, *,
                  places: PlaceLookup | None = None, agents: TurnAgents | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),

@@ -1,16 +1,24 @@
 """Memory writes of concurrent turns, coalesced into one ``add_many`` call.
 
-Part of bot/: used by bot.turn_store.persistence; knows only the MemoryAdder Protocol.
+Part of bot/: used by bot.turn_store.persistence; knows only the MemoryAdder Protocol (the
+semantic memory, or a test's gated store).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from typing import Protocol
 
-from bot.stores import MemoryAdder
 from memory.semantic import AddItem
 
-__all__ = ["CoalescingAdder"]
+__all__ = ["CoalescingAdder", "MemoryAdder"]
+
+class MemoryAdder(Protocol):
+    """Adds items (user_id, text, metadata, scope) in one call; the ids in order."""
+
+    async def add_many(self, items: Sequence[AddItem]) -> list[str]: ...
+
 
 _Entry = tuple[list[AddItem], "asyncio.Future[list[str]]"]
 

@@ -22,7 +22,7 @@ bot.turn.privacy gives it. A turn that did not end answered (step limit, no usab
 non-answer in the buffer would be inherited by every later turn of the channel, and nothing
 was learned.
 
-Part of bot/: joins memory/'s stores (typed by bot.stores); knows nothing of the agent's loop
+Part of bot/: joins memory/'s stores; knows nothing of the agent's loop
 or of Discord.
 """
 
@@ -42,13 +42,13 @@ from bot.errors import sentence_for
 from bot.turn.history import answered_person
 from bot.turn.privacy import MemoryPolicy, Visibility
 from bot.turn.requests import TurnRequest
-from bot.stores import BufferStore, TraceStoreLike, Transactional, UserMemoryStore
 from bot.turn_store.reconcile import reconcile_memory, write_deferred
 from memory.config import OP_TIMEOUT_S
-from memory.stores.buffer import BufferedMessage
+from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.database import Database
 from memory.errors import StoreUnavailable
-from memory.semantic import AddItem
-from memory.stores.traces import TraceRecord
+from memory.semantic import AddItem, UserMemory
+from memory.stores.traces import TraceRecord, TraceStore
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 
 __all__ = ["CONTEXT_MAX_AGE_S", "TurnStore", "exchange_items", "has_visible_text"]
@@ -113,8 +113,8 @@ class TurnStore:
     sweeps the log in the background until it is left; unentered (a pipeline of its own in
     tests), it only stores."""
 
-    def __init__(self, buffer: BufferStore, traces: TraceStoreLike, db: Transactional,
-                 memory: UserMemoryStore, writes: MemoryWriteLog, *,
+    def __init__(self, buffer: ChannelBuffer, traces: TraceStore, db: Database,
+                 memory: UserMemory, writes: MemoryWriteLog, *,
                  now: Callable[[], datetime], policy: MemoryPolicy | None = None) -> None:
         self._buffer = buffer
         self._traces = traces

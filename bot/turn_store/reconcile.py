@@ -21,16 +21,17 @@ import logging
 from collections.abc import Container
 from datetime import datetime
 
-from bot.stores import TraceStoreLike, UserMemoryStore
+from memory.semantic import UserMemory
 from memory.errors import MemoryStoreError
 from memory.stores.write_log import MemoryWrite, MemoryWriteLog
+from memory.stores.traces import TraceStore
 
 __all__ = ["reconcile_memory", "write_deferred"]
 
 log = logging.getLogger(__name__)
 
 
-async def reconcile_memory(writes: MemoryWriteLog, traces: TraceStoreLike, memory: UserMemoryStore, *,
+async def reconcile_memory(writes: MemoryWriteLog, traces: TraceStore, memory: UserMemory, *,
                            older_than: datetime | None = None,
                            skip: Container[str] = ()) -> int:
     """Settle the log's leftover writes (announced before `older_than`, when given; none in
@@ -57,13 +58,13 @@ async def reconcile_memory(writes: MemoryWriteLog, traces: TraceStoreLike, memor
     return deleted
 
 
-async def _landed(memory: UserMemoryStore, write: MemoryWrite) -> list[str]:
+async def _landed(memory: UserMemory, write: MemoryWrite) -> list[str]:
     """Ids of the items of `write` that are in the memory now."""
     return [hit.id for hit in await memory.list(write.user_id)
             if hit.metadata.get("trace_id") == write.trace_id]
 
 
-async def write_deferred(writes: MemoryWriteLog, memory: UserMemoryStore, *,
+async def write_deferred(writes: MemoryWriteLog, memory: UserMemory, *,
                          older_than: datetime | None = None) -> int:
     """Make the deferred writes (announced before `older_than`, when given); returns how many
     items were written. Stops at the first store failure (the rest wait for the next pass)."""

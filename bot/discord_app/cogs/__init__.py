@@ -1,7 +1,7 @@
 """The bot's cogs: mentions, /ask, /trace, /memory, /reset, /settings and /usage, each owning its errors.
 
-Handlers translate, the pipeline decides: cogs depend on the small interfaces of bot.interfaces
-and the discord_app helpers, never on the pipeline, the agent or the stores themselves."""
+Handlers translate, the pipeline decides: cogs call the services of bot.interfaces.FrontEndServices
+and the discord_app helpers, never the agent or the stores themselves."""
 
 from __future__ import annotations
 

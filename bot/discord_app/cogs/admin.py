@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.interactions import tell
-from bot.interfaces import ChannelAdmin
+
+if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
+    from bot.services import ChannelService
 
 __all__ = ["AdminCog"]
 
@@ -15,7 +19,7 @@ __all__ = ["AdminCog"]
 class AdminCog(commands.Cog):
     """Channel administration commands."""
 
-    def __init__(self, channels: ChannelAdmin) -> None:
+    def __init__(self, channels: ChannelService) -> None:
         self.channels = channels
 
     @app_commands.command(name="reset", description="Forget this channel's conversation (not people's memories)")

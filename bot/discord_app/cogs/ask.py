@@ -15,6 +15,8 @@ named from the question and the answer grows there (the response in the channel 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
@@ -28,10 +30,14 @@ from bot.discord_app.live_reply import LiveOptions, LiveReply
 from bot.discord_app.live_targets import ChannelTarget, InteractionTarget
 from bot.discord_app.translate import place_of, request_from_interaction
 from bot.turn.images import ImageIntake
-from bot.interfaces import PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.settings.place import PlaceSettings
 from bot.turn.requests import TurnRequest, TurnResult
 from bot.turn.scheduling import Admission
+
+if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
+    from bot.services import TraceService
+    from bot.settings.place import PlaceSettingsService
+    from bot.turn.pipeline import TurnPipeline
 
 __all__ = ["AskCog"]
 
@@ -41,7 +47,7 @@ QUESTION_MAX = 4000
 class AskCog(commands.Cog):
     """The /ask command."""
 
-    def __init__(self, pipeline: TurnRunner, traces: TraceAccess, places: PlaceSettingsAccess,
+    def __init__(self, pipeline: TurnPipeline, traces: TraceService, places: PlaceSettingsService,
                  settings: Settings, live: LiveOptions | None = None, order: DeliveryOrder | None = None) -> None:
         self.pipeline = pipeline
         self.traces = traces

@@ -8,6 +8,8 @@ erases all the bot keeps of their words there (bot.forgetting) and says what.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import io
 import json
 from datetime import UTC, datetime
@@ -18,8 +20,10 @@ from discord.ext import commands
 
 from bot.discord_app.interactions import tell
 from bot.discord_app.views import ConfirmView, PagerView, paginate
-from bot.interfaces import PersonMemory
 from bot.turn.memory_tools import memory_entries
+
+if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
+    from bot.services import PersonMemoryService
 
 __all__ = ["MemoryCog"]
 
@@ -35,7 +39,7 @@ class MemoryCog(commands.Cog):
 
     memory = app_commands.Group(name="memory", description="What the bot remembers about you")
 
-    def __init__(self, memory: PersonMemory) -> None:
+    def __init__(self, memory: PersonMemoryService) -> None:
         self.store = memory
 
     def _ids(self, interaction: discord.Interaction) -> tuple[str, str | None]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
@@ -41,10 +42,14 @@ from bot.discord_app.translate import (
 )
 from bot.discord_app.typing_indicator import ChannelTyping
 from bot.errors import sentence_for
-from bot.interfaces import ChannelAdmin, PlaceSettingsAccess, TraceAccess, TurnRunner
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
 from bot.turn.requests import TurnResult
 from bot.turn.scheduling import Admission
+
+if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
+    from bot.services import ChannelService, TraceService
+    from bot.settings.place import PlaceSettingsService
+    from bot.turn.pipeline import TurnPipeline
 
 __all__ = ["NO_CONTENT_INTENT", "MentionsCog", "mentions_bot"]
 
@@ -73,8 +78,8 @@ def mentions_bot(message: discord.Message, me: discord.abc.User) -> bool:
 class MentionsCog(commands.Cog):
     """Listens to messages and answers the ones addressed to the bot."""
 
-    def __init__(self, bot: commands.Bot, pipeline: TurnRunner, traces: TraceAccess, channels: ChannelAdmin,
-                 places: PlaceSettingsAccess, settings: Settings, policy: AccessPolicy,
+    def __init__(self, bot: commands.Bot, pipeline: TurnPipeline, traces: TraceService, channels: ChannelService,
+                 places: PlaceSettingsService, settings: Settings, policy: AccessPolicy,
                  live: LiveOptions | None = None, order: DeliveryOrder | None = None) -> None:
         self.bot = bot
         self.pipeline = pipeline

@@ -14,14 +14,13 @@ their keys.
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from typing import Literal, TYPE_CHECKING
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.interactions import NOT_THIS_SERVERS_CHANNEL, tell
-from bot.interfaces import PlaceSettingsAccess
 from bot.settings.model_catalog import ModelCatalog
 from bot.settings.place import (
     PERSONA_MAX_CHARS,
@@ -29,6 +28,9 @@ from bot.settings.place import (
     PlaceSettings,
     cooldown_in,
 )
+
+if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
+    from bot.settings.place import PlaceSettingsService
 
 __all__ = ["NOT_PERMITTED", "SettingsCog"]
 
@@ -47,7 +49,7 @@ class PersonaModal(discord.ui.Modal, title="Persona"):
         label="How should I behave here?", style=discord.TextStyle.paragraph, required=False,
         max_length=PERSONA_MAX_CHARS, placeholder="You are a friendly helper for a cooking server...")
 
-    def __init__(self, places: PlaceSettingsAccess, guild_id: str, channel_id: str | None,
+    def __init__(self, places: PlaceSettingsService, guild_id: str, channel_id: str | None,
                  actor_id: int, current: str | None) -> None:
         super().__init__(timeout=15 * 60)
         self.places = places
@@ -92,7 +94,7 @@ class SettingsCog(commands.Cog):
     group = app_commands.Group(name="settings", description="My settings in this server (Manage Server)",
                                guild_only=True)
 
-    def __init__(self, places: PlaceSettingsAccess, models: ModelCatalog, *, admin_user_ids: frozenset[str],
+    def __init__(self, places: PlaceSettingsService, models: ModelCatalog, *, admin_user_ids: frozenset[str],
                  default_cooldown_s: float, content_intent: bool) -> None:
         self.places = places
         self.models = models

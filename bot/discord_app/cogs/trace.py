@@ -7,13 +7,17 @@ the channel where /trace is run), may open the trace of someone's answer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.delivery import post_trace
 from bot.discord_app.interactions import parse_message_ref, tell
-from bot.interfaces import TraceAccess
+
+if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
+    from bot.services import TraceService
 
 __all__ = ["TraceCog"]
 
@@ -21,7 +25,7 @@ __all__ = ["TraceCog"]
 class TraceCog(commands.Cog):
     """The /trace command."""
 
-    def __init__(self, bot: commands.Bot, traces: TraceAccess) -> None:
+    def __init__(self, bot: commands.Bot, traces: TraceService) -> None:
         self.bot = bot
         self.traces = traces
 

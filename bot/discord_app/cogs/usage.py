@@ -7,25 +7,15 @@ heaviest users, named by mention (which pings nobody: the client's allowed menti
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Protocol
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.settings.budgets import UsageReport, reset_phrase
+from bot.settings.budgets import TokenBudget, UsageReport, reset_phrase
 from bot.discord_app.interactions import tell
 
-__all__ = ["UsageCog", "UsageReader", "usage_text"]
-
-
-class UsageReader(Protocol):
-    """What /usage needs of the budgets (bot.settings.budgets.TokenBudget)."""
-
-    async def report(self, user_id: str, guild_id: str | None, *, with_guild: bool) -> UsageReport: ...
-
-    def now(self) -> datetime: ...
+__all__ = ["UsageCog", "usage_text"]
 
 
 def _of(tokens: int, limit: int) -> str:
@@ -47,7 +37,7 @@ def usage_text(report: UsageReport, now_phrase: str) -> str:
 class UsageCog(commands.Cog):
     """The /usage command."""
 
-    def __init__(self, budget: UsageReader, *, admin_user_ids: frozenset[str] = frozenset()) -> None:
+    def __init__(self, budget: TokenBudget, *, admin_user_ids: frozenset[str] = frozenset()) -> None:
         self.budget = budget
         self.admin_user_ids = admin_user_ids  # the operator's ADMIN_USER_IDS: admins everywhere
 
