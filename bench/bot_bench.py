@@ -48,6 +48,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agent.events import Usage  # noqa: E402
 from agent.llm import Completion  # noqa: E402
+from bot.process.health import LoopLag  # noqa: E402
 from bot.settings.config import load_settings  # noqa: E402
 from bot.turn.requests import TurnRequest  # noqa: E402
 from bot.process.runtime import Runtime  # noqa: E402
@@ -82,14 +83,6 @@ class DelayedModel:
 
     async def aclose(self) -> None:
         return None
-
-
-async def ticker(stop: asyncio.Event, worst: list[float], period_s: float = 0.01) -> None:
-    loop = asyncio.get_running_loop()
-    while not stop.is_set():
-        expected = loop.time() + period_s
-        await asyncio.sleep(period_s)
-        worst[0] = max(worst[0], loop.time() - expected)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -161,14 +154,14 @@ async def main(args: argparse.Namespace) -> None:
                         store.append(result.store_ms)
                         outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
 
-            stop = asyncio.Event()
-            worst = [0.0]
-            tick = asyncio.create_task(ticker(stop, worst))
+            lag = LoopLag(sample_s=0.01)  # the bot's own lateness ticker, sampling every 10 ms
+            tick = asyncio.create_task(lag.run())
             t0 = time.perf_counter()
             await asyncio.gather(*(channel_driver(place) for place in channels))
             wall = time.perf_counter() - t0
-            stop.set()
-            await tick
+            tick.cancel()
+            await asyncio.gather(tick, return_exceptions=True)
+            worst = lag.take_worst()
 
         turns = len(overheads)
         print(f"turns: {turns} ({args.conversations} conversations x {args.turns} turns over "
@@ -182,7 +175,7 @@ async def main(args: argparse.Namespace) -> None:
               f"p50 {pct(store, 0.5):.1f} ms, p95 {pct(store, 0.95):.1f} ms")
         print(f"waiting for a slot or the channel (not counted above): p50 {pct(queued, 0.5):.0f} ms, "
               f"p95 {pct(queued, 0.95):.0f} ms")
-        print(f"event loop worst stall: {worst[0] * 1000:.1f} ms (target <= 50 ms)")
+        print(f"event loop worst stall: {worst * 1000:.1f} ms (target <= 50 ms)")
         print(f"RSS at end: {proc.memory_info().rss / 2**20:.0f} MiB")
 
 

@@ -8,9 +8,9 @@ on the client so that every reply, followup and thread post inherits them: no @e
 With SHARD_COUNT/SHARD_IDS the process runs those shards (AutoShardedBot). With
 DISCORD_API_BASE_URL set (a relay, a test server), discord.py's REST base is pointed there and the
 gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globals are left alone.
-An event discord.py cannot parse is dropped with a log line (bot.discord_app.parse_guard); the
-gateway reader yields to the event loop once a loop iteration's time budget is spent
-(bot.discord_app.gateway_pacing).
+An event discord.py cannot parse is dropped with a log line; the gateway reader yields to the
+event loop once a loop iteration's time budget is spent (each change to discord.py's objects:
+bot.discord_app.patches).
 Imports the cogs and the services' bundle (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
@@ -21,7 +21,6 @@ import logging
 from typing import Any
 
 import discord
-import yarl
 from discord import app_commands
 from discord.ext import commands
 
@@ -30,11 +29,16 @@ from bot.settings.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
 from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
 from bot.discord_app.delivery_order import DeliveryOrder
-from bot.discord_app.gateway_pacing import install_gateway_pacing
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
-from bot.discord_app.parse_guard import guard_parsers, install_tolerant_json
 from bot.discord_app.dm_access import access_facts
+from bot.discord_app.patches import (
+    guard_event_parsers,
+    install_gateway_pacing,
+    install_tolerant_json,
+    point_rest_at,
+    use_gateway,
+)
 from bot.errors import sentence_for
 from bot.interfaces import FrontEndServices
 from memory.errors import MemoryStoreError
@@ -124,9 +128,9 @@ class _BotCore:
         self.policy = policy_for(settings)
         self.budget = budget
         self.live = live or LiveOptions()
-        guard_parsers(self._connection.parsers)  # type: ignore[attr-defined]  (bot.discord_app.parse_guard)
+        guard_event_parsers(self)  # type: ignore[arg-type]  (each patch: bot.discord_app.patches)
         install_tolerant_json()
-        install_gateway_pacing()  # a burst of events must not hold the loop (bot.discord_app.gateway_pacing)
+        install_gateway_pacing()
 
     async def setup_hook(self) -> None:
         bot: commands.Bot = self  # type: ignore[assignment]
@@ -158,7 +162,7 @@ class _BotCore:
         """Another API than Discord's (DISCORD_API_BASE_URL: a test server, a relay) names its
         own gateway; discord.py's single-connection client would otherwise dial Discord's."""
         _, url, _ = await bot.http.get_bot_gateway()
-        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
+        use_gateway(url)
         log.info("using the gateway %s of %s", url, self.settings.discord_api_base_url)
 
     async def on_message(self, message: discord.Message, /) -> None:
@@ -195,9 +199,7 @@ def create_bot(services: FrontEndServices, settings: Settings, *, budget: TokenB
     it). ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
     """
     if settings.discord_api_base_url is not None:
-        # discord.py has no per-client option for its REST base: a relay means its class
-        # attribute. Unset, the library's own default stands untouched.
-        discord.http.Route.BASE = settings.discord_api_base_url
+        point_rest_at(settings.discord_api_base_url)
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
         return ShardedReactBot(services, settings, budget=budget, live=live, shard_count=settings.shard_count,

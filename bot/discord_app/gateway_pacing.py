@@ -11,14 +11,14 @@ take their first step in the loop's next iteration. Whatever else the loop has t
 behind both, and that includes the heartbeat: discord.py's keep-alive thread hands each beat
 to the loop (``run_coroutine_threadsafe``), and the next is due an interval after that send.
 
-``install_gateway_pacing`` wraps ``received_message`` so that the reader passes its
+``paced`` wraps ``received_message`` so that the reader passes its
 connection's ``bot.process.pacing.LoopPacer`` before it handles each frame: it reads on while the loop iteration's
 budget lasts (a burst of cheap frames is still read in a few iterations) and past it yields,
 so one iteration holds about a budget's worth of frames, and a heartbeat handed over meanwhile
 waits for no more than that and the first steps of their handlers. Frames are still handled
 one at a time, in the order they came. discord.py has no hook for this, so its class
-attribute is wrapped once, as ``parse_guard.install_tolerant_json`` does with the decoder.
-Imports discord.py and bot.process.pacing only.
+attribute is wrapped once (bot.discord_app.patches.install_gateway_pacing).
+Imports bot.process.pacing only; bot.discord_app.patches installs it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 
 from bot.process.pacing import PACE_BUDGET_S, LoopPacer
 
-__all__ = ["install_gateway_pacing", "paced"]
+__all__ = ["paced"]
 
 Receive = Callable[..., Awaitable[None]]
 
@@ -51,10 +51,3 @@ def paced(received_message: Receive) -> Receive:
     receive_within_budget.paced = True  # type: ignore[attr-defined]
     return receive_within_budget
 
-
-def install_gateway_pacing() -> None:
-    """Make every discord.py gateway connection pace its reads (once; idempotent)."""
-    from discord.gateway import DiscordWebSocket
-
-    if not getattr(DiscordWebSocket.received_message, "paced", False):
-        DiscordWebSocket.received_message = paced(DiscordWebSocket.received_message)  # type: ignore[method-assign]

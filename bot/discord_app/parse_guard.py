@@ -13,11 +13,11 @@ each event, and the event is dropped. bench/chaos.py (hostile) shows what it cat
 Before any parser, discord.py decodes each frame with orjson when it is installed (chromadb
 installs it), and orjson refuses a lone UTF-16 surrogate escape (``"\\ud800"``, which Python's
 json accepts): that frame ended the client too. ``tolerant_json_loads`` wraps discord.py's
-decoder (``discord.utils._from_json``, used for gateway frames and REST bodies alike; discord.py
-has no hook for it): what orjson refuses is decoded by the standard json module, and each lone
+decoder (``discord.utils._from_json``, used for gateway frames and REST bodies alike; installed
+by bot.discord_app.patches): what orjson refuses is decoded by the standard json module, and each lone
 surrogate in its strings becomes U+FFFD, so that the text can be stored and sent back.
 
-Imports discord.py's types only.
+Imports nothing of discord.py; bot.discord_app.patches installs both.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-__all__ = ["FATAL_EVENTS", "guard_parsers", "install_tolerant_json", "tolerant_json_loads"]
+__all__ = ["FATAL_EVENTS", "guard_parsers", "tolerant_json_loads"]
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +81,3 @@ def tolerant_json_loads(loads: Loads) -> Loads:
     tolerant.__wrapped__ = loads  # type: ignore[attr-defined]
     return tolerant
 
-
-def install_tolerant_json() -> None:
-    """Make discord.py decode with `tolerant_json_loads` (once; idempotent)."""
-    import discord.utils
-
-    if not hasattr(discord.utils._from_json, "__wrapped__"):
-        discord.utils._from_json = tolerant_json_loads(discord.utils._from_json)

@@ -1,21 +1,9 @@
 """glibc's malloc thresholds, pinned, so that memory the bot's threads free goes back to the system.
 
-glibc serves a block of at least `M_MMAP_THRESHOLD` (128 KiB at start) with its own mmap, given
-back when it is freed, and trims an arena's free end (its "top") once that end exceeds
-`M_TRIM_THRESHOLD` (128 KiB). Both thresholds are dynamic by default: each time a mmapped block
-is freed, the mmap threshold rises to that block's size (up to 32 MiB) and the trim threshold to
-twice it. The bot's imports alone raise them (after them a 200 KiB block no longer gets its own
-mmap). From then on such blocks are carved from the arenas, and each arena glibc gives the
-bot's other threads keeps up to the raised trim threshold of free memory at its end, resident.
-Under load those arenas' RSS grew round after round while CPython's own allocator held the same,
-and `malloc_trim` does not help there: it trims the main arena's end only (bench/README.md, "RSS
-after warm-up: glibc's thresholds").
-
-`pin_malloc_thresholds()` sets both to 1 MiB with `mallopt`, which also ends their dynamic
-raising: each arena then keeps at most 1 MiB free at its end. 1 MiB, not glibc's starting
-128 KiB: both kept the bot's RSS flat after warm-up, but at 128 KiB every array over it (a
-heavy user's scores and columns) got its own mmap and fresh page faults, and the memory bench's
-heavy user searched and loaded slower (bench/README.md, "The malloc pin: 1 MiB, not 128 KiB").
+glibc raises its mmap and trim thresholds as the process frees large blocks, after which each
+arena of the bot's threads keeps that much free memory at its end, resident.
+`pin_malloc_thresholds()` sets both to `THRESHOLD_BYTES` with `mallopt`, which also ends the
+raising (why 1 MiB: docs/decisions/0019-malloc-pin.md).
 
 An operator's own choice wins: with glibc's variables for them in the environment
 (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or a `GLIBC_TUNABLES` naming them)

@@ -1,14 +1,12 @@
 """The start-up heap, frozen out of the garbage collector's full scans.
 
-A long-running bot imports discord.py, openai, chromadb and numpy: most of the objects the
-garbage collector tracks come from those imports and live as long as the process. CPython's full (generation 2) collection walks every
-tracked object while it holds the GIL, so each one stalls the event loop for as long as the
-walk takes, and most of that walk is this start-up heap (bench/README.md, the load part).
-`freeze_start_up_heap()`, called once after the imports, collects what start-up left behind and
-moves the rest to the permanent generation (`gc.freeze`), which no collection scans; the
-objects are still freed when their last reference goes.
-The local embedding model, loaded later in the background, is frozen the same way once it
-has loaded (memory.semantic.embeddings).
+Most of the objects the garbage collector tracks come from the imports (discord.py, openai,
+chromadb, numpy) and live as long as the process, and a full collection walks them all while
+holding the GIL. `freeze_start_up_heap()`, called once after the imports, collects what start-up
+left behind and moves the rest to the permanent generation (`gc.freeze`), which no collection
+scans; the objects are still freed when their last reference goes. The local embedding model,
+loaded later, is frozen the same way (memory.semantic.embeddings). Why:
+docs/decisions/0015-gc-freeze-and-packed-items.md.
 
 Part of bot/: imports only the standard library.
 """

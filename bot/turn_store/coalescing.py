@@ -25,11 +25,9 @@ _Entry = tuple[list[AddItem], "asyncio.Future[list[str]]"]
 
 class CoalescingAdder:
     """While one add_many is in flight, the items of other turns queue and go together in the
-    next call. Measured once (3 rounds, local MiniLM, embedded Chroma, the 2-core box):
-    add_many of 4 items 38-57 ms, 4 single adds 111-168 ms, one add 28-34 ms; the worst
-    event-loop stall was alike either way (11-21 ms), so the gain is total time, not shorter
-    stalls. Each turn still gets exactly its own item ids back; if a call fails, every turn in
-    that batch gets the error (and stores nothing else)."""
+    next call (why: docs/decisions/0004-coalesced-memory-adds.md). Each turn still gets
+    exactly its own item ids back; if a call fails, every turn in that batch gets the error
+    (and stores nothing else)."""
 
     def __init__(self, memory: MemoryAdder, max_items: int = 64) -> None:
         self._memory = memory

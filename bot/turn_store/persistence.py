@@ -81,10 +81,7 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
 
     Both record their ``visibility`` ("public", or "private" for a DM or a private answer:
     bot.turn.privacy); the memory adds the owner (`user_id`) and the scope.
-
-    bench/retrieval_eval.py measured these units on both of its datasets (figures in
-    bench/README.md): the message alone recalls better than the whole exchange as one text,
-    and the reply as an item of its own does not dilute the recall of what the person said.
+    Why these units: docs/decisions/0005-exchange-items.md.
     """
     q = _clip(question, EXCHANGE_QUESTION_CHARS)
     message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange",

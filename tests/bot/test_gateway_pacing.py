@@ -14,7 +14,7 @@ import pytest
 from discord.gateway import DiscordWebSocket
 
 from bot.discord_app import gateway_pacing
-from bot.discord_app.gateway_pacing import install_gateway_pacing
+from bot.discord_app.patches import install_gateway_pacing
 from tests.bot.discord_fixtures import BotUnderTest, World
 
 BURST = 50
