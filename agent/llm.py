@@ -410,8 +410,8 @@ class _Joiner:
     """Joins the chunks of one streamed reply, and cuts its content at a stop sequence.
 
     Written here rather than using openai's ChatCompletionStreamState, which dumps and rebuilds
-    the whole message on every chunk (its cost per chunk grows with the reply; bench/README.md
-    has both measured): we need only the content, the reasoning and the tool calls. Content is
+    the whole message on every chunk (its cost per chunk grows with the reply; both measured in
+    docs/decisions/0002-stream-chunk-joiner.md): we need only the content, the reasoning and the tool calls. Content is
     passed on as it comes, less any tail that could be the start of a stop sequence.
     """
 

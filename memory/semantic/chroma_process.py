@@ -1,8 +1,7 @@
 """Embedded Chroma in a child process, so that its blocking work cannot hold this process's GIL.
 
 Embedded Chroma's bindings hold the GIL while they add a batch or convert a page of results,
-so a worker thread running them stalls the event loop for that long (bench/README.md, "One
-heavy user"). `ChromaProcess` runs a `ChromaStore` of an embedded folder in a child process
+so a worker thread running them stalls the event loop for that long (docs/decisions/0011-chroma-worker-process.md). `ChromaProcess` runs a `ChromaStore` of an embedded folder in a child process
 (multiprocessing "spawn": no threads or torch state are forked) and forwards each call over a
 pipe; only pickled lists and arrays cross it, and this process only unpickles them. It has
 the methods of `ChromaStore` that `memory.semantic` and `memory.semantic.change_feed` use.

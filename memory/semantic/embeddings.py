@@ -188,8 +188,8 @@ class LocalEmbedder:
                 self._model = self._torch_model()
             # the libraries and the model are many objects that live as long as the process:
             # moved out of the cyclic collector's reach, a full collection no longer walks them
-            # all, which held the event loop for 80-290 ms each time with torch (bench/README.md,
-            # "One heavy user")
+            # all, which held the event loop for tens of milliseconds each time with torch
+            # (docs/decisions/0015-gc-freeze-and-packed-items.md)
             gc.freeze()
             log.info("loaded %s from %s (%s, %d threads)", self._name, self._path, self.runtime, self._threads)
 

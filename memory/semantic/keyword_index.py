@@ -19,8 +19,7 @@ Why this and not SQLite FTS5 or a library: FTS5's bm25() uses its own idf (log((
 keeps one set of statistics per table where we need them per scope, and would still need our
 tokenizer applied before it; `rank_bm25` rebuilds its arrays over the whole corpus (no
 incremental add); and the user's vectors already live in this process, so an inverted index
-beside them, a few appends per add, is the smallest thing that does the job (measured in
-bench/README.md, "Per-user memory at scale").
+beside them, a few appends per add, is the smallest thing that does the job (docs/decisions/0007-keyword-index.md).
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -30,12 +29,13 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 
 from memory.semantic.ranking import tokenize
 
-__all__ = ["KeywordIndex"]
+__all__ = ["KeywordIndex", "joined"]
 
 # A term's own cost: its key, its two arrays (headers and over-allocation) and its slots in
 # two dicts, measured with tracemalloc (tests/memory/test_keyword_index.py); 100, as it was,
@@ -47,8 +47,9 @@ _POSTING_BYTES = 12  # a row number (int32) and a term frequency (float64)
 _JOIN_TERMS = 4096  # terms' postings per numpy join: one join holds the GIL for as long as it runs
 
 
-def _joined(parts: list[array[int] | array[float] | np.ndarray], dtype: type) -> np.ndarray:
-    """The postings arrays one after another, joined a few thousand at a time."""
+def joined(parts: Sequence[array[int] | array[float] | np.ndarray], dtype: type) -> np.ndarray:
+    """Arrays of ``dtype`` one after another, joined a few thousand at a time (an empty array
+    for none)."""
     if not parts:
         return np.zeros(0, dtype)
     chunks = [np.concatenate([np.frombuffer(p, dtype=dtype) for p in parts[start:start + _JOIN_TERMS]])
@@ -101,8 +102,8 @@ class KeywordIndex:
         keep = np.asarray(keep[: len(self._lengths)], bool)
         renumbered = np.cumsum(keep) - 1
         terms = list(self._docs)
-        docs = _joined([self._docs[t] for t in terms], np.int32)
-        tfs = _joined([self._tfs[t] for t in terms], np.float64)
+        docs = joined([self._docs[t] for t in terms], np.int32)
+        tfs = joined([self._tfs[t] for t in terms], np.float64)
         sizes = np.fromiter((len(self._docs[t]) for t in terms), np.int64, len(terms))
         kept = keep[docs]
         # postings kept per term (each term has at least one posting, so no slice is empty)

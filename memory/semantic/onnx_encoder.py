@@ -21,7 +21,7 @@ folder, as before the cache, with a warning.
 Why ONNX Runtime: one short query through torch's eager kernels costs several times what the
 same graph costs in ONNX Runtime on this class of CPU, and a search cannot be faster than its
 query's vector; exporting in a child keeps the tracer's and torch's memory out of the bot
-(bench/README.md, "Query embedding on ONNX Runtime"). The vectors agree with torch's to
+(docs/decisions/0016-onnx-encoder.md). The vectors agree with torch's to
 float32 rounding, so stored vectors and new ones stay comparable.
 
 Part of memory/: imports nothing from agent/ or bot/.

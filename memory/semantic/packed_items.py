@@ -6,7 +6,7 @@ row's text and metadata (JSON) are slices of its segment's two byte blobs, decod
 that row is read (a search reads its top k, a list reads the scope). So a user's rows are a few
 arrays and bytes per segment, not an object and a dict per item: nothing the garbage collector
 walks grows with the items (a full collection over tens of thousands of items' objects, run on
-whichever thread allocates, held the GIL for about 100 ms; bench/README.md, "One heavy user").
+whichever thread allocates, held the GIL long enough to stall the event loop; docs/decisions/0015-gc-freeze-and-packed-items.md).
 `packed(rows)` gives the blobs of some rows again (for the next snapshot), cutting the rows'
 bytes out of the segments with numpy, without decoding them. Not thread-safe by itself.
 
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.semantic.chroma_backend import StoredItem
+from memory.semantic.keyword_index import joined
 
 __all__ = ["PackedItems"]
 
@@ -114,8 +115,7 @@ class PackedItems:
         """The texts and metadata of `rows` (ascending), in that order, as blobs and end offsets:
         `texts`, `text_ends`, `metas`, `meta_ends`. Each segment's share is cut out of its blobs
         with a few numpy calls, not row by row: Python for each row of a heavy user's snapshot
-        held the GIL against the event loop (bench/README.md, "The growth stall against the
-        machine's floor")."""
+        held the GIL against the event loop (docs/decisions/0013-snapshots.md)."""
         wanted = np.asarray(rows, np.int64)
         if len(wanted) > 1 and bool(np.any(np.diff(wanted) <= 0)):
             raise ValueError("packed items: rows must be ascending and distinct")
@@ -135,12 +135,8 @@ class PackedItems:
                 cut, sizes = _cut(blob, ends, local)
                 blobs.append(cut)
                 lengths.append(sizes)
-        return {"texts": _joined(texts, np.uint8), "text_ends": np.cumsum(_joined(text_lengths, np.int64)),
-                "metas": _joined(metas, np.uint8), "meta_ends": np.cumsum(_joined(meta_lengths, np.int64))}
-
-
-def _joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+        return {"texts": joined(texts, np.uint8), "text_ends": np.cumsum(joined(text_lengths, np.int64)),
+                "metas": joined(metas, np.uint8), "meta_ends": np.cumsum(joined(meta_lengths, np.int64))}
 
 
 def _cut(blob: np.ndarray, ends: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -110,7 +110,7 @@ _stemmers = threading.local()
 # PyStemmer caches the stems of up to 10,000 words per stemmer by default (one stemmer per
 # thread here), memory counted in no bound of ours. On chat text the cache saved a fraction
 # of a microsecond a word; on words that never repeat (names, numbers) its bookkeeping and
-# purges made stemming several times slower (bench/stem_cache_bench.py, bench/README.md).
+# purges made stemming several times slower (bench/stem_cache_bench.py, docs/decisions/0008-stemmer-cache-off.md).
 # So no cache: Snowball's C stemmer is fast enough on its own.
 STEM_CACHE_WORDS = 0
 
@@ -393,7 +393,7 @@ class RankingConfig:
     that name a date (metadata "dates", resolved when stored) when the question asks when.
 
     The defaults are the winners of `bench/retrieval_eval.py` on the tuning splits of both
-    of its datasets (see bench/README.md, "Second round"): dense leads and BM25 weighs in
+    of its datasets (docs/decisions/0006-hybrid-ranking.md): dense leads and BM25 weighs in
     by score sum; BM25 counts as much as dense for a named question, not at all for a
     question about now (BM25 finds the older statement of a changed fact), half for a
     question about the bot's words, whose replies count three times; one item per exchange.

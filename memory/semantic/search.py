@@ -145,7 +145,7 @@ def similarities(matrix: np.ndarray, rows: np.ndarray, vector: np.ndarray) -> np
     """Each of these rows' dot product with `vector`. By einsum, not BLAS: OpenBLAS's worker
     thread spins on a core after each call, and on the 2-core target that slowed the rest of
     the search and the query's embedding more than its second thread sped up this product
-    (bench/README.md, "One heavy user"). Rows are gathered first only when they are few."""
+    (docs/decisions/0017-search-beside-the-embedding.md). Rows are gathered first only when they are few."""
     if len(rows) < len(matrix) // 4:
         return np.einsum("ij,j->i", matrix[rows], vector)
     return np.einsum("ij,j->i", matrix, vector)[rows]

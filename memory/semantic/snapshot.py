@@ -72,9 +72,8 @@ def write_npz(out: BinaryIO, arrays: Mapping[str, np.ndarray]) -> None:
     and an array of Python objects is refused (ValueError).
 
     Why not `np.savez` itself: it writes each array through `tobytes()` of 16 MiB chunks, each a
-    copy into fresh pages made holding the GIL, which kept a 1 ms sleeper waiting 4.3-4.6 ms
-    while a worker saved a heavy user (bench/README.md, "A snapshot's save without numpy's
-    copies"). Here each array's bytes go to the file straight from its memory, `WRITE_BYTES`
+    copy into fresh pages made holding the GIL, which kept the event loop waiting while a worker saved a heavy user
+    (docs/decisions/0013-snapshots.md). Here each array's bytes go to the file straight from its memory, `WRITE_BYTES`
     at a time; zipfile's CRC and the file's write let the GIL go."""
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, value in arrays.items():

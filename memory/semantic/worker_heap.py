@@ -3,7 +3,7 @@
 Embedded Chroma (its Rust bindings allocate with the C library's malloc) frees most of what a
 burst of adds and reads allocated, but glibc keeps freed memory inside its arenas (one per
 thread that allocated, up to eight per core), so the worker's RSS rose with every busy spell
-while the memory in use hardly did (bench/README.md, "RSS after warm-up"). `HeapTrimmer` hands
+while the memory in use hardly did (docs/decisions/0012-chroma-worker-heap-trim.md). `HeapTrimmer` hands
 the freed pages back (`malloc_trim(0)`, which also releases free pages inside every arena) at
 most once per interval, after a call or once the worker is idle. Python has no binding for it,
 hence ctypes; on a C library without it (musl) nothing is done, and that is logged once.
