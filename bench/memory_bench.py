@@ -58,6 +58,8 @@ from typing import Any
 import numpy as np
 import psutil
 
+from bot.process.health import LoopLag
+
 import memory_corpus
 from memory_candidates import CANDIDATES, Candidate, Shared
 
@@ -85,29 +87,23 @@ def tree_rss_mb() -> float:
 
 
 class Ticker:
-    """How late a task that asks to wake every `interval_s` wakes: the event loop's worst stall."""
+    """The event loop's worst stall per phase, by the bot's own monitor (bot.process.health.LoopLag)
+    asked to wake every `interval_s`."""
 
     def __init__(self, interval_s: float = 0.002) -> None:
-        self.interval_s = interval_s
-        self.worst_s = 0.0
+        self._lag = LoopLag(interval_s, clock=time.perf_counter)
         self._task: asyncio.Task[None] | None = None
 
-    async def _tick(self) -> None:
-        while True:
-            due = time.perf_counter() + self.interval_s
-            await asyncio.sleep(self.interval_s)
-            self.worst_s = max(self.worst_s, time.perf_counter() - due)
-
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._tick())
+        self._task = asyncio.get_running_loop().create_task(self._lag.run())
 
     @contextmanager
     def phase(self) -> Iterator[list[float]]:
         """The worst stall of a block, in ms: the yielded list gets it at the end."""
-        self.worst_s = 0.0
+        self._lag.take_worst()
         out: list[float] = []
         yield out
-        out.append(self.worst_s * 1000)
+        out.append(self._lag.take_worst() * 1000)
 
     async def stop(self) -> None:
         if self._task is not None:
