@@ -30,11 +30,9 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
-from bot.process.allocator import pin_malloc_thresholds
 from bot.settings.config import Settings, load_settings
 from bot.process.credentials import drop_secrets, read_credentials, seal_process, secret_names, with_credentials
 from bot.errors import ConfigError
-from bot.process.gil import shorten_switch_interval
 from bot.process.heap import freeze_start_up_heap
 from bot.process.logging_setup import configure_logging
 from bot.process.shutdown import StopSignal
@@ -83,8 +81,6 @@ def _discord(settings: Settings, warnings: list[str]) -> int:
     from bot.discord_app import run_discord  # imported here: the console works without it
 
     freeze_start_up_heap()  # the imports' objects, out of the collector's full scans (bot.process.heap)
-    pin_malloc_thresholds(os.environ)  # memory the threads free goes back to the system (bot.process.allocator)
-    shorten_switch_interval()  # the event loop waits less for the GIL behind busy threads (bot.process.gil)
     return asyncio.run(_until_stopped(run_discord, settings))
 
 

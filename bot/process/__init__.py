@@ -6,7 +6,7 @@
 - `check`: run_checks, `python -m bot check`.
 - `logging_setup`: configure_logging.
 - `pacing`: LoopPacer, work ready at once spread over event-loop iterations.
-- `gil`, `allocator`, `heap`: process-wide tuning set once at start.
+- `heap`: freeze_start_up_heap, the imports' objects kept out of the collector's full scans.
 
 The light parts are re-exported here; the runtime and the checks (which import every store)
 are imported from their modules.
@@ -14,8 +14,6 @@ are imported from their modules.
 
 from __future__ import annotations
 
-from bot.process.allocator import pin_malloc_thresholds
-from bot.process.gil import shorten_switch_interval
 from bot.process.health import HealthLog
 from bot.process.heap import freeze_start_up_heap
 from bot.process.logging_setup import configure_logging
@@ -23,4 +21,4 @@ from bot.process.pacing import LoopPacer
 from bot.process.shutdown import StopSignal, serve_until_stopped
 
 __all__ = ["HealthLog", "LoopPacer", "StopSignal", "configure_logging", "freeze_start_up_heap",
-           "pin_malloc_thresholds", "serve_until_stopped", "shorten_switch_interval"]
+           "serve_until_stopped"]
