@@ -1,6 +1,8 @@
-"""Hooks for every test folder: the `needs` marker (tests/needs.py), applied before fixtures, and
-a guard that no test writes into the working folder's `data/` (the console chat's default data
-folder): every test keeps its files in its own temporary folder."""
+"""Hooks for every test folder: the `needs` marker (tests/needs.py), applied before fixtures; the
+modules marked `slow` handed out first, so that the workers finish together instead of one
+running a long module alone at the end; and a guard that no test writes into the working
+folder's `data/` (the console chat's default data folder): every test keeps its files in its
+own temporary folder."""
 
 from __future__ import annotations
 
@@ -17,6 +19,12 @@ WORKING_DATA = Path(__file__).resolve().parent.parent / "data"
 
 def pytest_configure(config: pytest.Config) -> None:
     register_marker(config)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow modules first, each module's tests still together and in their order (pytest-xdist's
+    `--dist loadfile` hands out modules in this order)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.hookimpl(tryfirst=True)

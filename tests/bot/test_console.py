@@ -9,8 +9,12 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.bot.conftest import system_text
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.bot.test_console import child_env
+
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
 
 
 def run_bot(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:

@@ -24,6 +24,8 @@ from tests.bot.test_console import chat
 from tests.fakes.mcp_http import McpHttpServer, stdio_entry
 from tests.fakes.openai_server import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
+
 HEADER_SECRET = "hdr-Zx81Kq0Lm2Vb"
 
 

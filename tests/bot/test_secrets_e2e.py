@@ -17,12 +17,16 @@ import sys
 from pathlib import Path
 
 from bench.chaos_world import drop_capabilities
+import pytest
+
 from tests.bot.test_console import child_env
 from tests.bot.test_mcp_e2e import write_config
 from tests.bot.test_shutdown import EXIT_WAIT_S, bot_env, finish
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.mcp_http import stdio_entry
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
 
 OPENAI_KEY = "sk-main-7Hq2Lw9X"
 FAR_KEY = "sk-far-3Nb8Rt5Y"

@@ -11,6 +11,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import pytest
 
 from bot.errors import sentence_for
 from bot.process.runtime import Runtime
@@ -19,6 +20,8 @@ from tests.bot.conftest import ask
 from tests.bot.test_console import child_env
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
 
 EXIT_WAIT_S = 90
 

@@ -15,6 +15,8 @@ from memory.semantic.embeddings import LocalEmbedder
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import open_user_memory, scope_for
 
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
+
 ALICE = "111111111111111111"
 GUILD = scope_for("900000000000000000")
 

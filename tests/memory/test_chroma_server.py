@@ -17,6 +17,8 @@ from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from tests.fakes.chroma_server import ChromaServer, free_port
 
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
+
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
 GUILD = scope_for("900000000000000000")

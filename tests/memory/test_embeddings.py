@@ -29,6 +29,8 @@ from memory.semantic import open_user_memory
 from tests.fakes.chroma_server import free_port
 from tests.fakes.openai_server import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # starts processes or loads the model: handed out first (tests/conftest.py)
+
 
 def _dot(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
