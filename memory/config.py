@@ -9,8 +9,6 @@ Variables (empty values count as unset):
     CHROMA_PROCESS         "true" (default): the embedded Chroma runs in a child process, whose
                            work cannot hold this process's GIL (memory.semantic.chroma_process); "false":
                            in this process's threads (starts seconds sooner). Unused with a server
-    CHROMA_WORKER_TRIM_S   that child gives the memory Chroma freed back to the system at most
-                           this often, in seconds (default 1; 0 = never) (memory.semantic.worker_heap)
     MEMORY_CACHE_MB        megabytes of users' memory items (vectors, texts, keyword index)
                            kept in the bot's process, least recently used evicted (default 512)
     MEMORY_SCOPE           "place" (default: guild items only in that guild, DM items only in
@@ -36,9 +34,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from envsettings import SettingError, read_bool, read_choice, read_float, read_int, read_secret, read_str, read_url
+from envsettings import SettingError, read_bool, read_choice, read_int, read_secret, read_str, read_url
 from memory.errors import ConfigError
-from memory.semantic.worker_heap import HeapLimits
 
 __all__ = ["OP_TIMEOUT_S", "MemorySettings", "load_memory_settings"]
 
@@ -64,7 +61,6 @@ class MemorySettings:
     chroma_port: int = 8000
     chroma_auth_token: str = field(default="", repr=False)
     chroma_process: bool = True
-    chroma_worker_trim_s: float = 1.0
     memory_cache_mb: int = 512
     memory_scope: Literal["place", "global"] = "place"
     embedding_backend: Literal["local", "openai"] = "local"
@@ -78,11 +74,6 @@ class MemorySettings:
     def memory_cache_bytes(self) -> int:
         """MEMORY_CACHE_MB in bytes: the bound of the users' items held in the process."""
         return self.memory_cache_mb * 2**20
-
-    @property
-    def worker_heap(self) -> HeapLimits:
-        """CHROMA_WORKER_TRIM_S: how often the Chroma worker gives freed memory back."""
-        return HeapLimits(trim_interval_s=self.chroma_worker_trim_s)
 
     @property
     def sqlite_path(self) -> Path:
@@ -132,7 +123,6 @@ def _read(env: Mapping[str, str]) -> MemorySettings:
         chroma_port=read_int(env, "CHROMA_PORT", 8000, low=1, high=65535),
         chroma_auth_token=_token(env, "CHROMA_AUTH_TOKEN"),
         chroma_process=read_bool(env, "CHROMA_PROCESS", True),
-        chroma_worker_trim_s=read_float(env, "CHROMA_WORKER_TRIM_S", 1.0, low=0.0, high=86400.0),
         memory_cache_mb=read_int(env, "MEMORY_CACHE_MB", 512, low=1),
         memory_scope=read_choice(env, "MEMORY_SCOPE", ("place", "global"), "place"),  # type: ignore[arg-type]
         embedding_backend=backend,  # type: ignore[arg-type]

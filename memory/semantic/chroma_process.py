@@ -9,8 +9,6 @@ the methods of `ChromaStore` that `memory.semantic` and `memory.semantic.change_
 - The program's main module must guard its start with `if __name__ == "__main__":`, as for
   any multiprocessing "spawn" child (`python -m bot`, the benches and pytest do).
 - One call at a time (a lock around the pipe); Chroma serializes writes to a folder anyway.
-- The child gives the memory Chroma freed back to the system (`memory.semantic.worker_heap`, `heap`
-  of `open`); `heap_state()` says what it did, and asking it is no call that trims.
 - Errors raised in the child (StoreUnavailable, ConfigError, Chroma's InvalidArgumentError)
   are raised here; one that cannot be pickled arrives as StoreUnavailable with its text.
 - The child dying (killed, out of memory), or not answering within `call_timeout_s` (then it
@@ -37,7 +35,6 @@ import numpy as np
 
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.errors import StoreUnavailable
-from memory.semantic.worker_heap import HeapLimits, HeapState, HeapTrimmer, glibc
 
 __all__ = ["ChromaProcess"]
 
@@ -55,12 +52,11 @@ def _sendable(exc: BaseException) -> BaseException:
     return exc
 
 
-def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap: HeapLimits) -> None:
+def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str]) -> None:
     """The child: open the store (and its log collections), then answer calls until told to stop."""
     # Chroma's indexing takes every core it can; at a lower priority the parent's event loop,
     # which needs little CPU but needs it at once, is not left waiting for a core behind it.
     os.nice(CHILD_NICENESS)
-    trimmer = HeapTrimmer(heap, glibc() if heap.trim_interval_s else None)
     try:
         main = ChromaStore.open(**options)
         stores = {"": main, **{suffix: main.log(suffix) for suffix in suffixes}}
@@ -69,10 +65,6 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
         conn.send(("error", _sendable(exc)))
         return
     while True:
-        wait_s = trimmer.idle_wait_s()
-        if wait_s is not None and not conn.poll(wait_s):
-            trimmer.trim_if_due()  # idle: give back what the last calls freed
-            continue
         try:
             request = conn.recv()
         except EOFError:
@@ -80,9 +72,6 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
         if request is None:
             return
         key, method, args, kwargs = request
-        if method == "heap_state":  # an observer: it frees nothing, so it neither counts nor trims
-            conn.send(("ok", trimmer.state()))
-            continue
         try:
             if method == "log":
                 stores[args[0]] = main.log(args[0])
@@ -92,15 +81,13 @@ def _serve(conn: Connection, options: dict[str, Any], suffixes: list[str], heap:
             conn.send(("ok", result))
         except Exception as exc:
             conn.send(("error", _sendable(exc)))
-        trimmer.after_call()
 
 
 class _Child:
     """The child process and its pipe; started again on the first call after it died."""
 
-    def __init__(self, options: dict[str, Any], call_timeout_s: float, heap: HeapLimits) -> None:
+    def __init__(self, options: dict[str, Any], call_timeout_s: float) -> None:
         self.options = options
-        self.heap = heap
         self.where = f"Chroma folder {str(options['path'])!r}"
         self.call_timeout_s = call_timeout_s
         self.suffixes: list[str] = []
@@ -111,7 +98,7 @@ class _Child:
     def _start(self) -> tuple[str, str]:
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe()
-        process = context.Process(target=_serve, args=(theirs, self.options, list(self.suffixes), self.heap),
+        process = context.Process(target=_serve, args=(theirs, self.options, list(self.suffixes)),
                                   name="chroma-worker", daemon=True)
         process.start()
         theirs.close()
@@ -194,10 +181,10 @@ class ChromaProcess:
         self.name = name
 
     @classmethod
-    def open(cls, *, call_timeout_s: float = 30.0, heap: HeapLimits | None = None, **options: Any) -> ChromaProcess:
+    def open(cls, *, call_timeout_s: float = 30.0, **options: Any) -> ChromaProcess:
         """Start the child and open the store there: `options` are ChromaStore.open's (path, not
-        host); `heap` bounds the child's malloc (default `HeapLimits()`)."""
-        child = _Child(options, call_timeout_s, heap or HeapLimits())
+        host)."""
+        child = _Child(options, call_timeout_s)
         where, name = child.open()
         return cls(child, "", where, name)
 
@@ -240,10 +227,6 @@ class ChromaProcess:
 
     def max_batch_size(self) -> int:
         return int(self._child.call(self._key, "max_batch_size"))
-
-    def heap_state(self) -> HeapState:
-        """What the child's heap trimmer did so far (a child started again starts again at 0)."""
-        return HeapState(*self._child.call(self._key, "heap_state"))
 
     def close(self) -> None:
         """Stop the child (it finishes the call in progress first); a later call starts another."""

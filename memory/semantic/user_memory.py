@@ -894,8 +894,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     if chroma_process and not host:
         if path is None:
             raise ConfigError("semantic memory needs a Chroma folder (DATA_DIR) or CHROMA_HOST")
-        store = ChromaProcess.open(call_timeout_s=op_timeout_s, heap=settings.worker_heap if settings else None,
-                                   **options)
+        store = ChromaProcess.open(call_timeout_s=op_timeout_s, **options)
     else:
         store = ChromaStore.open(**options)
     shared = bool(host) if share_changes is None else share_changes

@@ -27,7 +27,7 @@ SETTINGS = [
     ("OPEN_METEO_GEOCODING_URL", "https://geocoding-api.open-meteo.com/v1/search"),
     ("OPEN_METEO_FORECAST_URL", "https://api.open-meteo.com/v1/forecast"),
     ("DATA_DIR", "./data"), ("CHROMA_HOST", None), ("CHROMA_PORT", "8000"), ("CHROMA_AUTH_TOKEN", None),
-    ("CHROMA_PROCESS", "true"), ("CHROMA_WORKER_TRIM_S", "1"), ("MEMORY_CACHE_MB", "512"), ("MEMORY_SCOPE", "place"), ("EMBEDDING_BACKEND", "local"), ("EMBEDDING_MODEL", None),
+    ("CHROMA_PROCESS", "true"), ("MEMORY_CACHE_MB", "512"), ("MEMORY_SCOPE", "place"), ("EMBEDDING_BACKEND", "local"), ("EMBEDDING_MODEL", None),
     ("EMBEDDING_BASE_URL", None), ("EMBEDDING_API_KEY", None), ("BUFFER_RETENTION_DAYS", "90"), ("TRACE_RETENTION_DAYS", "30"),
     ("DEV_GUILD_ID", None), ("MAX_CONCURRENT_TURNS", "4"), ("MAX_CONTEXT_TOKENS", "6000"),
     ("BUFFER_WINDOW", "40"), ("USER_COOLDOWN_S", "3"), ("BUFFER_ALL_MESSAGES", "false"),

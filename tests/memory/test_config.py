@@ -8,7 +8,6 @@ import pytest
 
 from memory.config import MemorySettings, load_memory_settings
 from memory.errors import ConfigError, MemoryStoreError
-from memory.semantic.worker_heap import HeapLimits
 
 
 def test_defaults_with_an_empty_environment() -> None:
@@ -20,7 +19,6 @@ def test_defaults_with_an_empty_environment() -> None:
     assert s.chroma_port == 8000
     assert s.chroma_process is True  # the embedded Chroma in its worker process
     assert s.memory_cache_bytes == 512 * 2**20
-    assert s.worker_heap == HeapLimits(trim_interval_s=1.0)
     assert s.memory_scope == "place"
     assert s.embedding_backend == "local"
     assert s.embedding_model == "all-MiniLM-L6-v2"
@@ -45,7 +43,6 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
             "BUFFER_RETENTION_DAYS": "30",
             "CHROMA_PROCESS": "off",
             "MEMORY_CACHE_MB": "64",
-            "CHROMA_WORKER_TRIM_S": "2.5",
         }
     )
     assert s.sqlite_path == tmp_path / "state" / "bot.sqlite3"
@@ -59,7 +56,6 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
     assert s.buffer_retention_days == 30
     assert s.chroma_process is False
     assert s.memory_cache_bytes == 64 * 2**20
-    assert s.worker_heap == HeapLimits(trim_interval_s=2.5)
 
 
 def test_a_chroma_process_value_that_is_not_a_boolean_names_the_variable() -> None:
@@ -71,12 +67,6 @@ def test_a_chroma_process_value_that_is_not_a_boolean_names_the_variable() -> No
 def test_a_memory_cache_that_is_not_a_positive_whole_number_names_the_variable(raw: str) -> None:
     with pytest.raises(ConfigError, match="MEMORY_CACHE_MB"):
         load_memory_settings({"MEMORY_CACHE_MB": raw})
-
-
-@pytest.mark.parametrize("raw", ["-1", "nan", "inf", "soon", "1e9"])
-def test_a_worker_trim_interval_that_is_negative_over_a_day_or_not_a_number_names_the_variable(raw: str) -> None:
-    with pytest.raises(ConfigError, match="CHROMA_WORKER_TRIM_S"):
-        load_memory_settings({"CHROMA_WORKER_TRIM_S": raw})
 
 
 def test_empty_values_count_as_unset() -> None:
