@@ -42,7 +42,7 @@ from agent.images import content_chars
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Completion", "Delta", "LLMClient", "ToolCall"]
+__all__ = ["STREAM_YIELD_EVERY", "Completion", "Delta", "LLMClient", "ToolCall"]
 
 # Given to the openai library, which refuses an empty key, when there is none (a local
 # llama.cpp or Ollama, a catalogue entry served elsewhere): each request then omits the
@@ -54,6 +54,10 @@ CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English text, for servers that
 # Waits before asking again for a stream cut before its first delta: the openai library's own
 # defaults (0.5 s, doubling, at most 8 s).
 _RETRY_DELAY_S, _MAX_RETRY_DELAY_S = 0.5, 8.0
+# Chunks read from a stream before the event loop gets a turn. Chunks already in the socket's
+# buffer are read without any wait, so a reply of many tiny chunks (a hostile one: 100 KB in
+# 4-character pieces) would otherwise be decoded, chunk after chunk, in one loop iteration.
+STREAM_YIELD_EVERY = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +173,8 @@ class LLMClient:
                         yield delta
                     if joiner.stopped:  # the rest would be the model imagining an Observation
                         break
+                    if joiner.chunks % STREAM_YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a bare yield: one turn of the loop
             except openai.APIError as exc:
                 if joiner.delivered or attempt == self.max_retries:
                     raise self._cut(exc, joiner) from exc

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import itertools
 import math
 
 import pytest
 
 from agent.errors import LLMError
 from agent.events import Usage
-from agent.llm import CHARS_PER_TOKEN, Completion, Delta, ToolCall
+from agent.llm import CHARS_PER_TOKEN, STREAM_YIELD_EVERY, Completion, Delta, ToolCall
 
 MESSAGES = [{"role": "user", "content": "What is two plus two?"}]
 TOOLS = [{"type": "function", "function": {"name": "calculator", "parameters": {"type": "object"}}}]
@@ -252,3 +253,32 @@ async def test_an_empty_event_stream_is_bad_response(fake_openai, make_llm):
         await collect(make_llm())
 
     assert info.value.kind == "bad_response" and "before its first chunk" in str(info.value)
+
+
+async def test_a_buffered_burst_of_chunks_gives_the_event_loop_a_turn_every_few_chunks(fake_openai, make_llm):
+    # A hostile reply streamed as thousands of tiny chunks arrives faster than it is decoded:
+    # read from the socket's buffer, no chunk waits, so without a yield the whole burst (the
+    # openai library's decoding of each chunk, and the consumer's work on each delta) would
+    # run in one iteration of the loop, and a gateway heartbeat would wait behind it.
+    pieces = ["ab"] * 3000
+    fake_openai.reply(chunks=pieces)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    counting = asyncio.create_task(ticker())
+    seen: list[int] = []
+    try:
+        async for part in make_llm().stream(MESSAGES):
+            if isinstance(part, Delta):
+                seen.append(ticks)
+    finally:
+        counting.cancel()
+
+    longest_run = max(sum(1 for _ in run) for _, run in itertools.groupby(seen))
+    assert len(seen) == len(pieces)
+    assert longest_run <= STREAM_YIELD_EVERY
