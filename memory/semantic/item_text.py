@@ -8,7 +8,9 @@ before that); the keyword index reads that and, from metadata written with the i
   while the same turns in the embedded text blur what the embedding of one turn says
   (bench/locomo_eval.py measured both);
 - `dates` (relative dates resolved when stored, `memory.semantic.time_mentions.dates_of`), after it
-  in parentheses.
+  in parentheses;
+- `context_terms_hashed` (the hashes of an `index_only_context`'s terms, which is embedded but
+  not stored: `memory.semantic.keyword_index.hidden_terms`), after all of it.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memory.semantic.validation import indexed_text, visible
+from memory.semantic.validation import HIDDEN_TERMS_KEY, indexed_text, visible
 
 __all__ = ["BEFORE_KEY", "DATES_KEY", "keyword_text"]
 
@@ -33,10 +35,13 @@ def _field(metadata: Mapping[str, Any], key: str) -> str:
 
 def keyword_text(text: str, metadata: Mapping[str, Any]) -> str:
     """What an item is keyword-indexed by: what it is embedded by (`indexed_text`), after its
-    `before` turns and a newline, with its resolved `dates` in parentheses after it."""
+    `before` turns and a newline, with its resolved `dates` in parentheses after it and the
+    hashed terms of its index-only context after those."""
     body = indexed_text(text, metadata)
     if dates := _field(metadata, DATES_KEY):
         body = f"{body} ({dates})"
+    if hidden := _field(metadata, HIDDEN_TERMS_KEY):
+        body = f"{body} {hidden}"
     if before := _field(metadata, BEFORE_KEY):
         return f"{before}\n{body}"
     return body

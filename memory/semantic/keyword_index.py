@@ -14,6 +14,12 @@ item's terms are not written out.
 Both indexing and querying tokenize with `memory.semantic.ranking.tokenize`, so a change to the
 tokenizer applies here too.
 
+Hidden terms (`hidden_terms`): words an item is found by but whose text it must not keep
+(another person's message before a short reply: `memory.semantic.item_text`) are indexed as
+hashes of their terms, and every query term is looked up as itself and as its hash. The
+hash keeps the text unreadable in the stored metadata and `/memory export`; it is unkeyed, so
+it hides words from a reader, not from someone who hashes a dictionary to find them.
+
 Why this and not SQLite FTS5 or a library: FTS5's bm25() uses its own idf (log((N-n+0.5)/
 (n+0.5)), which goes negative for common terms, where ours is Lucene's non-negative one),
 keeps one set of statistics per table where we need them per scope, and would still need our
@@ -26,6 +32,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from array import array
 from collections import Counter
@@ -35,13 +42,30 @@ import numpy as np
 
 from memory.semantic.ranking import tokenize
 
-__all__ = ["KeywordIndex", "joined"]
+__all__ = ["MAX_HIDDEN_TERMS", "KeywordIndex", "hidden_term", "hidden_terms", "joined"]
 
 # A term's own cost: its key, its two arrays (headers and over-allocation) and its slots in
 # two dicts, measured with tracemalloc (tests/memory/test_keyword_index.py); 100, as it was,
 # let a user of many distinct words weigh 2.5-3 times what the items cache counted.
 _TERM_BYTES = 360
 _POSTING_BYTES = 12  # a row number (int32) and a term frequency (float64)
+
+
+MAX_HIDDEN_TERMS = 64  # distinct terms of a text kept as hashes (a short message's context)
+_HIDDEN_PREFIX = "hid"  # then digits only: the tokenizer and its stemmer leave such a term alone
+
+
+def hidden_term(term: str) -> str:
+    """The indexed stand-in of a tokenized term: a word of letters and digits (64-bit hash)."""
+    digest = hashlib.blake2b(term.encode(), digest_size=8, person=b"memory-hidden").digest()
+    return f"{_HIDDEN_PREFIX}{int.from_bytes(digest, 'big')}"
+
+
+def hidden_terms(text: str) -> str:
+    """`text`'s distinct terms (the first MAX_HIDDEN_TERMS, in order) as hashes, space-separated:
+    what is kept of words that are indexed but not stored."""
+    terms = list(dict.fromkeys(tokenize(text or "")))[:MAX_HIDDEN_TERMS]
+    return " ".join(hidden_term(t) for t in terms)
 
 
 _JOIN_TERMS = 4096  # terms' postings per numpy join: one join holds the GIL for as long as it runs
@@ -145,6 +169,7 @@ class KeywordIndex:
         `mask` is a boolean array over rows 0..len(self)-1: the documents of this search.
         """
         query = Counter(tokenize(text or ""))
+        query.update({hidden_term(term): n for term, n in query.items()})
         if not query or not len(self._lengths):
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         lengths = np.frombuffer(self._lengths, dtype=np.float64)

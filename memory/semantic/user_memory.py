@@ -27,7 +27,10 @@ Rules, in one place:
   types, non-finite floats and the reserved keys are refused with ValueError.
 - Context: when an item's metadata has a `context` str (e.g. the turn before a short reply
   such as "Yes! It was amazing"), the item is embedded and keyword-indexed by
-  `context + "\n" + text`; its stored and shown text stays `text`.
+  `context + "\n" + text`; its stored and shown text stays `text`. An `index_only_context`
+  str (another person's message before a short reply) is embedded and keyword-indexed the
+  same way but never stored: the item keeps only its terms' hashes (`context_terms_hashed`,
+  `memory.semantic.keyword_index.hidden_terms`), which the keyword index reads on every load.
 - Search (`memory.semantic.search`): `memory.semantic.ranking` plans the query (search text, time window,
   recency) with the `ranking_config` given at open (default `ranking.DEFAULT_CONFIG`); dense
   candidates are the top max(50, 10k) of the user's items in the scope by exact cosine
@@ -92,6 +95,7 @@ from memory.semantic.change_feed import FEED_SUFFIX, Change, ChangeFeed, Version
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
 from memory.config import MemorySettings
+from memory.semantic.keyword_index import hidden_terms
 from memory.semantic.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic.pool import WorkerPool
@@ -101,6 +105,8 @@ from memory.semantic.snapshot import Snapshots
 from memory.semantic.user_items import UserItems, created_of
 from memory.semantic.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 from memory.semantic.validation import (
+    HIDDEN_TERMS_KEY,
+    INDEX_ONLY_KEY,
     MAX_TEXT_CHARS,
     check_metadata,
     check_scope,
@@ -286,7 +292,10 @@ class UserMemory:
         meta.update(user_id=user_id, scope=scope or "", created_at=float(created))
         if original is not None:
             meta["truncated_from"] = original
-        return uuid.uuid4().hex, stored, indexed_text(stored, meta), meta
+        embedded = indexed_text(stored, meta)
+        if isinstance(hidden := meta.pop(INDEX_ONLY_KEY, None), str) and (terms := hidden_terms(hidden)):
+            meta[HIDDEN_TERMS_KEY] = terms
+        return uuid.uuid4().hex, stored, embedded, meta
 
     def _prepare_all(self, items: Sequence[AddItem], now: float) -> list[Row]:
         rows = []

@@ -3,7 +3,7 @@
 Every public method of `memory.semantic.UserMemory` checks its arguments here first, so the
 rules hold alike everywhere (see that module's docstring for the rules themselves). Also
 decides what of an item is embedded and keyword-indexed (`indexed_text`): its text, after the
-item's `context` metadata when there is one.
+item's `context` (and `index_only_context`) metadata when there is one.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -18,6 +18,8 @@ from datetime import date, datetime
 from typing import Any
 
 __all__ = [
+    "HIDDEN_TERMS_KEY",
+    "INDEX_ONLY_KEY",
     "MAX_TEXT_CHARS",
     "check_metadata",
     "check_scope",
@@ -34,6 +36,11 @@ MAX_METADATA_KEYS = 32
 MAX_METADATA_TEXT = 2_000
 RESERVED_KEYS = frozenset({"user_id", "scope", "truncated_from"})
 CONTEXT_KEY = "context"
+# Text an item is embedded and keyword-indexed by but does not keep (UserMemory._prepare):
+# another person's words, say. It is taken out of the metadata before anything is stored.
+INDEX_ONLY_KEY = "index_only_context"
+# What the memory keeps instead: its terms' hashes (memory.semantic.keyword_index.hidden_terms).
+HIDDEN_TERMS_KEY = "context_terms_hashed"
 SPEAKER_KEY = "speaker"
 _SCOPE = re.compile(r"^(?:|dm|guild:[^\s]{1,64})$")
 
@@ -100,13 +107,14 @@ def check_text(text: str) -> tuple[str, int | None]:
 def indexed_text(text: str, metadata: Mapping[str, Any]) -> str:
     """What an item is embedded by (and, with more, keyword-indexed by: `memory.semantic.item_text`):
     its visible text, "<speaker>: " before it when its `speaker` metadata is a str, after its
-    `context` metadata (a str, e.g. the turn before a short reply) and a newline when it has one."""
-    context = metadata.get(CONTEXT_KEY)
+    context and a newline when it has one: its `index_only_context` and its `context` metadata
+    (strs, e.g. the turn before a short reply), in that order."""
     body = visible(text)
     speaker = metadata.get(SPEAKER_KEY)
     if isinstance(speaker, str) and (who := visible(speaker).strip()):
         body = f"{who}: {body}"
-    if isinstance(context, str) and (before := visible(context)):
+    contexts = (metadata.get(INDEX_ONLY_KEY), metadata.get(CONTEXT_KEY))
+    if before := " ".join(seen for c in contexts if isinstance(c, str) and (seen := visible(c))):
         return f"{before}\n{body}"
     return body
 
@@ -144,6 +152,7 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, str | int | 
             raise ValueError(
                 f"metadata[{key!r}] is a {type(value).__name__}; values must be str, int, float or bool"
             )
-    if CONTEXT_KEY in out and not isinstance(out[CONTEXT_KEY], str):
-        raise ValueError(f"metadata[{CONTEXT_KEY!r}] must be a str (the text indexed before the item's own)")
+    for key in (CONTEXT_KEY, INDEX_ONLY_KEY):
+        if key in out and not isinstance(out[key], str):
+            raise ValueError(f"metadata[{key!r}] must be a str (the text indexed before the item's own)")
     return out

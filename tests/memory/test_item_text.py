@@ -4,6 +4,7 @@ is keyword-indexed (memory.semantic.item_text.keyword_text)."""
 from __future__ import annotations
 
 from memory.semantic.item_text import keyword_text
+from memory.semantic.keyword_index import hidden_terms
 from memory.semantic.validation import indexed_text
 
 
@@ -29,3 +30,13 @@ def test_the_turns_before_and_the_dates_are_keyword_indexed_but_not_embedded() -
 
 def test_an_item_without_that_metadata_is_keyword_indexed_as_it_is_embedded() -> None:
     assert keyword_text("plain words", {}) == indexed_text("plain words", {}) == "plain words"
+
+
+def test_an_index_only_contexts_hashed_terms_are_keyword_indexed_after_the_text() -> None:
+    meta = {"context_terms_hashed": hidden_terms("the Rex cinema")}
+    assert keyword_text("yes, me!", meta) == f"yes, me! {hidden_terms('the Rex cinema')}"
+
+
+def test_an_index_only_context_is_embedded_before_a_stored_one() -> None:
+    assert indexed_text("Yes!", {"index_only_context": "Rex tonight?", "context": "Coming?"}) == \
+        "Rex tonight? Coming?\nYes!"

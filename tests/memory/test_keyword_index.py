@@ -8,7 +8,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from memory.semantic.keyword_index import KeywordIndex
+from memory.semantic.keyword_index import MAX_HIDDEN_TERMS, KeywordIndex, hidden_term, hidden_terms
+from memory.semantic.ranking import tokenize
 
 
 def index_of(*texts: str) -> KeywordIndex:
@@ -160,3 +161,24 @@ def test_the_size_estimate_is_within_a_quarter_of_what_the_index_really_takes(te
     finally:
         tracemalloc.stop()
     assert 0.75 < index.nbytes / taken < 1.25  # the items cache's bound (MEMORY_CACHE_MB) counts this
+
+
+def test_a_hidden_term_is_one_token_that_the_tokenizer_leaves_as_it_is() -> None:
+    for term in ("cinema", "rex", "dune", "2026", "θάλασσα", ""):
+        assert tokenize(hidden_term(term)) == [hidden_term(term)]
+    assert hidden_term("cinema") != hidden_term("cinemas") and "cinema" not in hidden_term("cinema")
+
+
+def test_a_query_matches_a_text_indexed_by_its_hidden_terms_alone() -> None:
+    index = index_of(f"yes, me! {hidden_terms('the Rex cinema tonight')}", "I went to the cinema")
+    rows, _ = index.scores("Rex", np.ones(2, bool))
+    assert rows.tolist() == [0]
+    rows, _ = index.scores("cinemas", np.ones(2, bool))  # stemmed as ever, then hashed
+    assert sorted(rows.tolist()) == [0, 1]
+
+
+def test_hidden_terms_are_distinct_and_at_most_max_hidden_terms() -> None:
+    many = " ".join(f"word{n} word{n}" for n in range(3 * MAX_HIDDEN_TERMS))
+    terms = hidden_terms(many).split()
+    assert len(terms) == len(set(terms)) == MAX_HIDDEN_TERMS
+    assert hidden_terms("") == hidden_terms("the and of") == ""  # no terms: stop words only
