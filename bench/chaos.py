@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import tempfile
@@ -87,10 +88,14 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
     table = report.table()
     agent = await run_hostile_agent(root / "hostile-agent", bot_tree=args.bot_tree)
     print(f"  hostile model replies: {agent.replies} at 100 KB and an MCP tool whose pattern "
-          f"backtracks: unanswered {len(agent.unanswered)}; heartbeats later than "
-          f"{STALL_LIMIT_S * 1000:.0f} ms past due {agent.stalls} (worst "
-          f"{agent.worst_lateness_s * 1000:.0f} ms); the MCP call a clean error: "
-          f"{'yes' if agent.mcp_clean_error else 'NO'}; tracebacks logged {agent.tracebacks}")
+          f"backtracks: unanswered {len(agent.unanswered)}; the MCP call a clean error: "
+          f"{'yes' if agent.mcp_clean_error else 'NO'}; tracebacks logged {agent.tracebacks}; "
+          f"exits nobody asked for {agent.crashes}")
+    print(f"  heartbeats later than {STALL_LIMIT_S * 1000:.0f} ms past due (not in the table): "
+          f"{agent.stalls} as stamped (worst {agent.worst_lateness_s * 1000:.0f} ms), "
+          f"{agent.stalls_bot_side} with the harness loop's own stalls taken off (worst "
+          f"{agent.worst_lateness_bot_side_s * 1000:.0f} ms); load average at the end "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     _print_problems(agent.unanswered, agent.our_errors)
     return {column: table[column] + agent.table()[column] for column in table}
 

@@ -50,7 +50,7 @@ from bot.process.health import LOOP_LAG_REPORT_S
 from tests.fakes.discord_ratelimit import RateLimiter
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 
-__all__ = ["LoadReport", "run_load"]
+__all__ = ["STALL_MIN_S", "STALL_SAMPLE_S", "LoadReport", "run_load", "stamp_delay"]
 
 HEARTBEAT_INTERVAL_MS = 2000
 LATE_FACTOR = 1.1                 # a heartbeat more than 10% past its interval is late
@@ -244,7 +244,7 @@ async def _sample(world: World, samples: list[tuple[float, float]], report: Load
             report.fake_stalls.append((due, woke))
 
 
-def _stamp_delay(stalls: list[tuple[float, float]], at: float) -> float:
+def stamp_delay(stalls: list[tuple[float, float]], at: float) -> float:
     """How long a stall of the fakes' loop may have held back a stamp taken at `at`."""
     return max((min(at, woke) - due for due, woke in stalls
                 if due <= at <= woke + STALL_SAMPLE_S + STALL_MIN_S), default=0.0)
@@ -306,8 +306,8 @@ def _grade_heartbeats(world: World, report: LoadReport) -> None:
                 report.late_heartbeats += 1
                 report.late_heartbeat_gaps.append((beat.at, gap))
             report.heartbeats += 1
-            bot_side = (gap - _stamp_delay(report.fake_stalls, beat.at)
-                        + _stamp_delay(report.fake_stalls, last[beat.conn]))
+            bot_side = (gap - stamp_delay(report.fake_stalls, beat.at)
+                        + stamp_delay(report.fake_stalls, last[beat.conn]))
             report.worst_bot_side_gap_s = max(report.worst_bot_side_gap_s, bot_side)
             report.late_heartbeats_bot_side += bot_side > interval * LATE_FACTOR
         last[beat.conn] = beat.at
