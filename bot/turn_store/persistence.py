@@ -67,15 +67,18 @@ DEFERRED_GRACE_S = OP_TIMEOUT_S + DEFERRED_INTERVAL_S  # past the memory's limit
 
 
 def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, *,
-                   previous: str | None = None,
+                   previous: str | None = None, previous_theirs: bool = False,
                    visibility: Visibility = "public") -> list[tuple[str, dict[str, Any]]]:
     """What one answered exchange puts in the person's semantic memory: [(text, metadata)].
 
     - The person's message (kind "exchange"). When it is short (at most SHORT_MESSAGE_WORDS
-      words) and `previous` (what it answered: the caller's choice, see
+      words) and `previous` (what it answered: the channel's message before it, see
       ``TurnStore._context_of``) is given, that text rides along as metadata `context`,
       which the memory embeds and keyword-indexes with the text while showing the text alone:
-      "Yes! It was amazing" is found by what it answered.
+      "Yes! It was amazing" is found by what it answered. When `previous_theirs` (another
+      person's message, or the bot's answer to another person) it goes as
+      `index_only_context` instead: the memory indexes the item by it but does not keep it,
+      so no other person's words are stored, shown or exported as this person's.
     - The bot's answer (kind "reply"), with the person's message as its context, so that
       "what did you recommend for dinner?" finds what the bot said.
 
@@ -87,7 +90,8 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
     message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange",
                                "visibility": visibility}
     if previous and previous.strip() and len(question.split()) <= SHORT_MESSAGE_WORDS:
-        message["context"] = _clip(" ".join(previous.split()), CONTEXT_CHARS)
+        message["index_only_context" if previous_theirs else "context"] = _clip(" ".join(previous.split()),
+                                                                                CONTEXT_CHARS)
     reply = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "reply", "visibility": visibility,
              "context": _clip(" ".join(question.split()), CONTEXT_CHARS)}
     return [(q, message), (_clip(answer, EXCHANGE_ANSWER_CHARS), reply)]
@@ -194,13 +198,13 @@ class TurnStore:
         self._storing.add(trace_id)
         try:
             if answered and remember:
-                previous = await self._context_of(req, question, answer, when)
+                previous, theirs = await self._context_of(req, question, when)
                 place = self._policy.store_scope(req.guild_id, req.private)
                 visibility = self._policy.visibility(req.guild_id, req.private)
                 items: list[AddItem] = [
                     (req.user_id, text, meta, place)
                     for text, meta in exchange_items(req, question, answer, trace_id, previous=previous,
-                                                     visibility=visibility)]
+                                                     previous_theirs=theirs, visibility=visibility)]
                 items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
                                                "kind": "fact", "visibility": visibility}, place)
                           for fact in facts if has_visible_text(fact)]  # an invisible one is refused
@@ -254,21 +258,19 @@ class TurnStore:
                     await self.writes.settle(trace_id)
             raise
 
-    async def _context_of(self, req: TurnRequest, question: str, answer: str, now: datetime) -> str | None:
-        """What a short message answered, for its context: the channel's last message before
-        this turn (read only for short messages, and only if said within CONTEXT_MAX_AGE_S)
-        when it is the person's own conversation (their message, or the bot's answer to
-        them). When it is another person's (or the bot's answer to another person), the bot's
-        answer to this message stands in for it: it was written in the light of that message,
-        and the other person's words are not kept (nor exported) as this person's."""
+    async def _context_of(self, req: TurnRequest, question: str, now: datetime) -> tuple[str | None, bool]:
+        """What a short message answered, for its context, and whether it is another person's:
+        the channel's last message before this turn (read only for short messages, and only
+        if said within CONTEXT_MAX_AGE_S). Another person's message, or the bot's answer to
+        another person, is theirs: the item is indexed by it and does not keep it."""
         if len(question.split()) > SHORT_MESSAGE_WORDS:
-            return None
+            return None, False
         recent = await self._buffer.recent(req.channel_id, limit=2)
         if not recent or (now - recent[-1].created_at).total_seconds() > CONTEXT_MAX_AGE_S:
-            return None
+            return None, False
         last = recent[-1]
         author = answered_person(recent, len(recent) - 1) if last.role == "assistant" else last.author_id
-        return last.content if author == req.user_id else answer
+        return last.content, author != req.user_id
 
     async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
         """Delete the items just added; True when every one is gone."""

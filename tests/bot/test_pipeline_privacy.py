@@ -97,17 +97,32 @@ async def test_another_members_injection_reaches_the_model_as_a_quote_with_its_a
     assert not [m for m in messages if m["role"] == "assistant"]  # no answer to alice yet
 
 
-async def test_a_short_reply_to_another_person_keeps_none_of_their_words(runtime: Runtime, fake: FakeOpenAI) -> None:
+async def test_a_short_reply_to_another_person_is_found_by_their_words_that_it_does_not_keep(
+        runtime: Runtime, fake: FakeOpenAI) -> None:
     fake.reply("Final Answer: Dune is showing at 8.")
-    fake.reply("Final Answer: Great, enjoy Dune tonight!")
+    fake.reply("Final Answer: Great, enjoy it tonight!")
     await runtime.pipeline.handle(ask("Is anyone going to see Dune at the Rex cinema tonight?", user=BOB, name="Bob"))
     await runtime.pipeline.handle(ask("yes, me!"))
     [said] = [i for i in await runtime.user_memory.list(ALICE) if i.metadata["kind"] == "exchange"]
-    assert said.metadata["context"] == "Great, enjoy Dune tonight!"  # indexed with the answer to it
-    exported = await runtime.services.memory.memory_export(ALICE, GUILD)
-    assert "Rex cinema" not in repr(exported)
-    hits = await runtime.user_memory.search(ALICE, "Dune", k=5)  # one hit per exchange: it, or its reply
+    hits = await runtime.user_memory.search(ALICE, "the Rex cinema", k=5)  # one hit per exchange: it, or its reply
     assert said.metadata["trace_id"] in {h.metadata["trace_id"] for h in hits}
+    assert "context" not in said.metadata  # nothing shown as what it answered
+    exported = await runtime.services.memory.memory_export(ALICE, GUILD)
+    assert "yes, me!" in repr(exported) and "Rex" not in repr(exported) and "Dune" not in repr(exported)
+    sqlite_file = runtime.settings.memory.sqlite_path
+    await runtime.__aexit__(None, None, None)
+    with sqlite3.connect(sqlite_file) as conn:
+        rows = [(author, content) for author, content in conn.execute(
+            "SELECT author_id, content FROM buffer_messages WHERE content LIKE '%Rex%'")]
+    assert rows == [(BOB, "Is anyone going to see Dune at the Rex cinema tonight?")]  # Bob's own row only
+    SharedSystemClient.clear_system_cache()  # the runtime's own client is closed; read the folder afresh
+    chroma = chromadb.PersistentClient(path=str(runtime.settings.memory.data_dir / "chroma"))
+    alices = [(doc, meta) for c in chroma.list_collections()
+              for got in [chroma.get_collection(c.name).get(where={"user_id": ALICE},
+                                                           include=["documents", "metadatas"])]
+              for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True)]
+    assert {doc for doc, _ in alices if doc} == {"yes, me!", "Great, enjoy it tonight!"}  # "": a write token
+    assert not [meta for _, meta in alices if "Rex" in repr(meta) or "Dune" in repr(meta)]
 
 
 async def test_a_short_reply_in_the_persons_own_conversation_keeps_its_context(
