@@ -2,7 +2,8 @@
 
 Run: `python bench/retrieval_eval.py` (about 35 minutes on a loaded 2-core machine: every
 ablation, the weight grid and every text unit; `--quick`, about 8: the main variants and the
-second round's ablations on the bot's own text unit, and the easy set's "before" unit).
+second round's ablations on the bot's own text unit, the main variants on the same unit with
+its context index-only, and the easy set's "before" unit).
 Both datasets print side by side with their tune / held-out splits, then the target lines
 ("TARGET ...: MET / NOT MET"), each measured in the same run.
 
@@ -206,10 +207,19 @@ def _who_when_before(items: list[Item], turn: Turn, user: str = "") -> list[Item
     return out
 
 
+def _context_index_only(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
+    """The bot's items as stored when the message before a short one is another person's: its
+    context is indexed but not kept (`index_only_context`; the store keeps its terms' hashes)."""
+    return [(text, {("index_only_context" if k == "context" and meta.get("kind") == "exchange" else k): v
+                    for k, v in meta.items()}) for text, meta in items]
+
+
 BEFORE_UNIT = "message only (before)"
+INDEX_ONLY_UNIT = "bot's unit, context index-only"
 WHO_WHEN_UNIT = "bot's unit + speaker, dates, before"
 UNITS: dict[str, Callable[[list[Item], Turn, str], list[Item]]] = {
     "bot's unit": lambda items, turn, user="": items,
+    INDEX_ONLY_UNIT: _context_index_only,
     WHO_WHEN_UNIT: _who_when_before,
     "no reply items": _no_replies,
     BEFORE_UNIT: _message_only,
@@ -725,7 +735,7 @@ async def run(args: argparse.Namespace) -> None:
     main = main_variants()
     grid = [] if args.quick else grid_variants()
     variants = main + second_round_variants() + ([] if args.quick else ablation_variants() + grid)
-    units = ["bot's unit", BEFORE_UNIT] if args.quick else list(UNITS)
+    units = ["bot's unit", INDEX_ONLY_UNIT, BEFORE_UNIT] if args.quick else list(UNITS)
     results: dict[tuple[str, str], Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
         for unit in units:
@@ -756,6 +766,9 @@ async def run(args: argparse.Namespace) -> None:
     if args.quick:
         print_table(f"easy: text unit = {BEFORE_UNIT}", datasets[0], results[("easy", BEFORE_UNIT)],
                     [v.name for v in main])
+        for d in datasets:
+            print_table(f"{d.name}: text unit = {INDEX_ONLY_UNIT}", d, results[(d.name, INDEX_ONLY_UNIT)],
+                        [v.name for v in main])
         return
     for d in datasets:
         print_table(f"{d.name}: ablations (text unit = the bot's)", d, results[(d.name, "bot's unit")],
