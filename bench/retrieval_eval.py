@@ -67,7 +67,8 @@ from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa
 from bot.turn.requests import TurnRequest  # noqa: E402
 from memory.semantic import ranking  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
-from memory.semantic.item_text import BEFORE_KEY, DATES_KEY, keyword_text  # noqa: E402
+from memory.semantic.item_text import BEFORE_KEY, DATES_KEY, kept_metadata, keyword_text  # noqa: E402
+from memory.semantic.keyword_index import hidden_term  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 from memory.semantic.time_mentions import dates_of  # noqa: E402
 from memory.semantic.validation import indexed_text as store_indexed_text  # noqa: E402
@@ -285,7 +286,9 @@ class Bm25:
         n_docs = len(self._tfs)
         avg = self._total / n_docs if n_docs and self._total else 1.0
         out: dict[int, float] = {}
-        for term, qtf in Counter(self._tokenize(query)).items():
+        terms = Counter(self._tokenize(query))
+        terms.update({hidden_term(term): n for term, n in terms.items()})  # as the store's index looks up
+        for term, qtf in terms.items():
             docs = self._postings.get(term, ())
             idf = math.log(1.0 + (n_docs - len(docs) + 0.5) / (len(docs) + 0.5))
             for doc in docs:
@@ -450,7 +453,7 @@ async def evaluate(dataset: Dataset, unit: str, variants: list[Variant], embedde
                     for text, meta in make_unit(bot_items(user, turn), turn, user):
                         meta = {**meta, "created_at": turn.when}
                         indexed = indexed_text(text, meta)
-                        keyworded = keyword_text(text, meta)
+                        keyworded = keyword_text(text, kept_metadata(meta))  # as the store indexes it
                         stored = text if NATIVE_CONTEXT else indexed
                         batch.append((user, stored, meta, "guild:1"))
                         shows_reply = meta.pop("shows_reply", meta.get("kind") == "reply")

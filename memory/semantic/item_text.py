@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memory.semantic.validation import HIDDEN_TERMS_KEY, indexed_text, visible
+from memory.semantic.keyword_index import hidden_terms
+from memory.semantic.validation import HIDDEN_TERMS_KEY, INDEX_ONLY_KEY, indexed_text, visible
 
-__all__ = ["BEFORE_KEY", "DATES_KEY", "keyword_text"]
+__all__ = ["BEFORE_KEY", "DATES_KEY", "kept_metadata", "keyword_text"]
 
 BEFORE_KEY = "before"
 DATES_KEY = "dates"
@@ -45,3 +46,13 @@ def keyword_text(text: str, metadata: Mapping[str, Any]) -> str:
     if before := _field(metadata, BEFORE_KEY):
         return f"{before}\n{body}"
     return body
+
+
+def kept_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata an item keeps: its `index_only_context` (embedded, `indexed_text`) taken out,
+    the hashes of its terms (`context_terms_hashed`) put in, when it has any."""
+    kept = dict(metadata)
+    hidden = kept.pop(INDEX_ONLY_KEY, None)
+    if isinstance(hidden, str) and (terms := hidden_terms(hidden)):
+        kept[HIDDEN_TERMS_KEY] = terms
+    return kept

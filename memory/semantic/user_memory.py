@@ -95,7 +95,7 @@ from memory.semantic.change_feed import FEED_SUFFIX, Change, ChangeFeed, Version
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
 from memory.config import MemorySettings
-from memory.semantic.keyword_index import hidden_terms
+from memory.semantic.item_text import kept_metadata
 from memory.semantic.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic.pool import WorkerPool
@@ -105,8 +105,6 @@ from memory.semantic.snapshot import Snapshots
 from memory.semantic.user_items import UserItems, created_of
 from memory.semantic.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
 from memory.semantic.validation import (
-    HIDDEN_TERMS_KEY,
-    INDEX_ONLY_KEY,
     MAX_TEXT_CHARS,
     check_metadata,
     check_scope,
@@ -292,10 +290,7 @@ class UserMemory:
         meta.update(user_id=user_id, scope=scope or "", created_at=float(created))
         if original is not None:
             meta["truncated_from"] = original
-        embedded = indexed_text(stored, meta)
-        if isinstance(hidden := meta.pop(INDEX_ONLY_KEY, None), str) and (terms := hidden_terms(hidden)):
-            meta[HIDDEN_TERMS_KEY] = terms
-        return uuid.uuid4().hex, stored, embedded, meta
+        return uuid.uuid4().hex, stored, indexed_text(stored, meta), kept_metadata(meta)
 
     def _prepare_all(self, items: Sequence[AddItem], now: float) -> list[Row]:
         rows = []
