@@ -82,6 +82,7 @@ async def _hostile(args: argparse.Namespace, root: Path) -> dict[str, int]:
     print(f"  pings: {report.pings}; interactions unanswered: {report.unanswered_interactions}; "
           f"announced memory writes settled by a restart's reconcile before counting: {report.reconciled_writes}")
     print("  leaks: " + ", ".join(f"{kind} {n}" for kind, n in report.leaks_by_kind().items()))
+    print(f"  alice's forget in the server, confirmed: {report.forget_said[:160]!r}")
     for note in report.limit_notes:
         print(f"  limits: {note}")
     _print_problems([], report.our_errors)

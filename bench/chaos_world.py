@@ -281,6 +281,7 @@ class MemoryState:
     items_by_trace: dict[str, int]   # trace id -> items of any kind with it
     exchanges: dict[str, int]        # trace id -> exchange items with it
     owners: dict[str, set[str]]      # trace id -> the user ids its items are filed under
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (user id, document and metadata as JSON) of each item
 
     def leaks(self, disk: DiskState) -> int:
         """All of `leaks_by_kind`."""
@@ -306,8 +307,9 @@ if sys.argv[1].startswith("http://"):
 else:
     client = chromadb.PersistentClient(path=sys.argv[1], settings=settings)
 names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
-metas = client.get_collection(sys.argv[2]).get(include=["metadatas"])["metadatas"] if sys.argv[2] in names else []
-print(json.dumps([[m.get("trace_id"), m.get("kind"), m.get("user_id")] for m in metas if m]))
+got = client.get_collection(sys.argv[2]).get(include=["metadatas", "documents"]) if sys.argv[2] in names else {}
+print(json.dumps([[m.get("trace_id"), m.get("kind"), m.get("user_id"), d, json.dumps(m)]
+                  for m, d in zip(got.get("metadatas") or [], got.get("documents") or []) if m]))
 """
 
 
@@ -325,8 +327,10 @@ async def read_memory(data_dir: Path, collection: str = "user_memory", *,
     items: Counter[str] = Counter()
     exchanges: Counter[str] = Counter()
     owners: dict[str, set[str]] = {}
-    for trace_id, kind, user_id in json.loads(out):
+    texts: list[tuple[str, str]] = []
+    for trace_id, kind, user_id, document, metadata in json.loads(out):
         items[trace_id] += 1
         exchanges[trace_id] += kind == "exchange"
         owners.setdefault(trace_id, set()).add(user_id)
-    return MemoryState(dict(items), dict(exchanges), owners)
+        texts.append((user_id, f"{document}\n{metadata}"))
+    return MemoryState(dict(items), dict(exchanges), owners, texts)

@@ -1,6 +1,8 @@
 """`bench/chaos.py hostile` as a test (it is short already): the real `python -m bot run` gets
 fuzzed gateway payloads, prompt injection the fake model obeys, and forged /trace and /memory;
-it never crashes, pings, leaks another person's memory or trace, or leaves one unanswered."""
+it never crashes, pings, leaks another person's memory or trace, or leaves one unanswered; a
+short reply to another person exports none of their words, and a confirmed forget leaves none
+of the person's words in the SQLite file or Chroma."""
 
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ async def test_hostile_input_never_crashes_pings_leaks_or_goes_unanswered(tmp_pa
          "items of another person", "unsettled writes",
          "secrets an MCP server read", "bot environment readable by an MCP server", "DMs of a stranger answered",
          "traces opened past the answer's channel", "third turns run at once", "keys sent to another host",
-         "cooldowns set below the operator's", "images fetched during a cooldown"), 0)
+         "cooldowns set below the operator's", "images fetched during a cooldown",
+         "another person's words exported", "forgotten words kept"), 0)
+    assert report.forget_said.startswith("Done: I forgot")  # the forget ran: its zero is a real one
     table = report.table()
     assert table["turns"] > 0
     assert {k: v for k, v in table.items() if k != "turns"} == dict.fromkeys(
