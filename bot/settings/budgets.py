@@ -12,11 +12,16 @@ A failure of the usage table neither refuses nor fails a turn: it is logged, and
 (its own storing would report a broken store). Rows of days past KEEP_DAYS are pruned on the
 first charge of each day.
 
+A turn is charged once (`TurnCharge`), as soon as the model's run ends, beside its storing:
+its answer may already show (a live reply's preview) while it is being stored, and `/usage`
+asked then counts it.
+
 Part of bot/: platform-free (no discord.py); imports memory.stores.usage for its store.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +30,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from memory.errors import MemoryStoreError
 from memory.stores.usage import TokenUsageStore, UserTokens
 
-__all__ = ["KEEP_DAYS", "GuildUsage", "TokenBudget", "UsageReport", "reset_phrase"]
+__all__ = ["KEEP_DAYS", "GuildUsage", "TokenBudget", "TurnCharge", "UsageReport", "reset_phrase"]
 
 log = logging.getLogger(__name__)
 
@@ -123,3 +128,27 @@ class TokenBudget:
     def now(self) -> datetime:
         """The budget clock's time (for phrasing a report's reset time)."""
         return self._now().astimezone(UTC)
+
+
+class TurnCharge:
+    """One turn's charge, made once: `start` charges in a task of its own (beside the turn's
+    storing, which a cancellation must not cut short), calling it charges now; whichever comes
+    first counts, the other waits for it."""
+
+    def __init__(self, budget: TokenBudget | None, user_id: str, guild_id: str | None) -> None:
+        self._budget = budget
+        self._user_id = user_id
+        self._guild_id = guild_id
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self, tokens: int) -> asyncio.Task[None]:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._charge(tokens))
+        return self._task
+
+    async def __call__(self, tokens: int) -> None:
+        await self.start(tokens)
+
+    async def _charge(self, tokens: int) -> None:
+        if self._budget is not None:
+            await self._budget.charge(self._user_id, self._guild_id, tokens)

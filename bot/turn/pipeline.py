@@ -49,7 +49,7 @@ from agent.events import AgentEvent, AnswerDelta, RunEnded
 from agent.loop import Agent
 from agent.prompt import build_system_prompt
 from agent.tools.registry import ToolContext
-from bot.settings.budgets import TokenBudget
+from bot.settings.budgets import TokenBudget, TurnCharge
 from bot.settings.config import Settings
 from bot.turn.context_budget import fit_context
 from bot.errors import sentence_for, with_memory_notice
@@ -197,6 +197,7 @@ class TurnPipeline:
         place = admission.place
 
         task = self.tracker.enter()
+        charge = TurnCharge(self._budget, req.user_id, req.guild_id)
         try:
             async with self.scheduler.turn(req.channel_id):
                 queued_ms = (self._clock() - started) * 1000.0
@@ -208,10 +209,9 @@ class TurnPipeline:
                     result = TurnResult(ok=False, text=over, outcome="over_budget", error_kind="over_budget",
                                         elapsed_ms=(self._clock() - started) * 1000.0)
                 else:
-                    result = await self._turn(req, question, place, on_event, started)
+                    result = await self._turn(req, question, place, on_event, started, charge)
             result = dataclasses.replace(result, queued_ms=queued_ms)
-            if self._budget is not None:  # charged before the turn counts as finished
-                await self._budget.charge(req.user_id, req.guild_id, result.total_tokens)
+            await charge(result.total_tokens)  # unless charged already: before the turn counts as finished
         except asyncio.CancelledError:
             if not self.tracker.abandoned(task):
                 raise
@@ -229,7 +229,7 @@ class TurnPipeline:
         return result
 
     async def _turn(self, req: TurnRequest, question: str, place: PlaceSettings,
-                    on_event: EventCallback | None, started: float) -> TurnResult:
+                    on_event: EventCallback | None, started: float, charge: TurnCharge) -> TurnResult:
         events: list[AgentEvent] = []
         end: RunEnded | None = None
         memories_used = 0
@@ -264,9 +264,13 @@ class TurnPipeline:
                 raise _TurnFailed("turn_timeout") from None
             if end is None:
                 raise _TurnFailed("no_answer")
+            charged = charge.start(end.usage.total_tokens)  # beside storing: the answer's preview may show meanwhile
             trace_id = uuid.uuid4().hex
             mark = self._clock()
-            await self.store.persist(req, question, end, events, trace_id, pending, remember=remember)
+            try:
+                await self.store.persist(req, question, end, events, trace_id, pending, remember=remember)
+            finally:
+                await charged
             store_ms = (self._clock() - mark) * 1000.0
         except _TurnFailed as failed:
             return self._failure(failed.kind, started, events, memories_used)

@@ -3,6 +3,7 @@ once spent, back at the next UTC day (injected clock); `/usage` for a person and
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -69,6 +70,25 @@ async def test_a_server_over_its_daily_tokens_refuses_everyone_there_but_not_in_
         in_dm = await rt.pipeline.handle(ask("in private?", user=BOB, name="Bob", guild=None))
     assert refused.outcome == "over_budget" and refused.text.startswith("This server has used its 100 tokens")
     assert in_dm.ok and in_dm.text == "for bob in a DM"
+
+
+async def test_a_turn_is_charged_when_its_answer_is_written_before_it_is_stored(
+        budget_runtime: Callable[..., Runtime], fake: FakeOpenAI) -> None:
+    # A live reply's preview shows the answer while the turn is still being stored (a loaded
+    # machine, a slow embedding): /usage asked then must count it already.
+    fake.reply("Final Answer: the code word is zebra42", usage=TURN)
+    held = fake.hold_embeddings("zebra42")  # the reply item's embedding: the turn is storing
+    async with budget_runtime(USER_DAILY_TOKENS="1000", GUILD_DAILY_TOKENS="5000") as rt:
+        turn = asyncio.create_task(rt.pipeline.handle(ask("the code word?")))
+        while not any("zebra42" in str(r.get("input")) for r in fake.embedding_requests):
+            await asyncio.sleep(0.01)
+        storing = await rt.budget.report(ALICE, GUILD, with_guild=True)
+        held.set()
+        result = await turn
+        done = await rt.budget.report(ALICE, GUILD, with_guild=True)
+    assert result.ok
+    assert storing.user_tokens == 100 and storing.guild is not None and storing.guild.tokens == 100
+    assert done.user_tokens == 100  # charged once
 
 
 async def test_failed_turns_are_charged_what_the_model_reported_and_unlimited_budgets_never_refuse(
