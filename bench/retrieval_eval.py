@@ -286,13 +286,12 @@ class Bm25:
         n_docs = len(self._tfs)
         avg = self._total / n_docs if n_docs and self._total else 1.0
         out: dict[int, float] = {}
-        terms = Counter(self._tokenize(query))
-        terms.update({hidden_term(term): n for term, n in terms.items()})  # as the store's index looks up
-        for term, qtf in terms.items():
-            docs = self._postings.get(term, ())
+        for term, qtf in Counter(self._tokenize(query)).items():
+            hidden = hidden_term(term)  # a term and its hidden stand-in count as one, as in the store's index
+            docs = sorted({*self._postings.get(term, ()), *self._postings.get(hidden, ())})
             idf = math.log(1.0 + (n_docs - len(docs) + 0.5) / (len(docs) + 0.5))
             for doc in docs:
-                tf = self._tfs[doc][term]
+                tf = self._tfs[doc][term] + self._tfs[doc][hidden]
                 norm = 1.2 * (0.25 + 0.75 * self._lengths[doc] / avg)
                 out[doc] = out.get(doc, 0.0) + qtf * idf * tf * 2.2 / (tf + norm)
         return out

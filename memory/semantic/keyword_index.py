@@ -16,7 +16,8 @@ tokenizer applies here too.
 
 Hidden terms (`hidden_terms`): words an item is found by but whose text it must not keep
 (another person's message before a short reply: `memory.semantic.item_text`) are indexed as
-hashes of their terms, and every query term is looked up as itself and as its hash. The
+hashes of their terms, and every query term is looked up as itself and as its hash, the two
+counted as one term (so BM25 scores the item as if the words were indexed as they are). The
 hash keeps the text unreadable in the stored metadata and `/memory export`; it is unkeyed, so
 it hides words from a reader, not from someone who hashes a dictionary to find them.
 
@@ -51,7 +52,7 @@ _TERM_BYTES = 360
 _POSTING_BYTES = 12  # a row number (int32) and a term frequency (float64)
 
 
-MAX_HIDDEN_TERMS = 64  # distinct terms of a text kept as hashes (a short message's context)
+MAX_HIDDEN_TERMS = 100  # terms of a text kept as hashes (a short message's context: 500 characters)
 _HIDDEN_PREFIX = "hid"  # then digits only: the tokenizer and its stemmer leave such a term alone
 
 
@@ -62,10 +63,9 @@ def hidden_term(term: str) -> str:
 
 
 def hidden_terms(text: str) -> str:
-    """`text`'s distinct terms (the first MAX_HIDDEN_TERMS, in order) as hashes, space-separated:
-    what is kept of words that are indexed but not stored."""
-    terms = list(dict.fromkeys(tokenize(text or "")))[:MAX_HIDDEN_TERMS]
-    return " ".join(hidden_term(t) for t in terms)
+    """`text`'s terms (the first MAX_HIDDEN_TERMS, in order, repeats kept for BM25's term
+    frequency) as hashes, space-separated: what is kept of words indexed but not stored."""
+    return " ".join(hidden_term(t) for t in tokenize(text or "")[:MAX_HIDDEN_TERMS])
 
 
 _JOIN_TERMS = 4096  # terms' postings per numpy join: one join holds the GIL for as long as it runs
@@ -169,7 +169,6 @@ class KeywordIndex:
         `mask` is a boolean array over rows 0..len(self)-1: the documents of this search.
         """
         query = Counter(tokenize(text or ""))
-        query.update({hidden_term(term): n for term, n in query.items()})
         if not query or not len(self._lengths):
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         lengths = np.frombuffer(self._lengths, dtype=np.float64)
@@ -180,18 +179,32 @@ class KeywordIndex:
         acc = np.zeros(len(lengths), np.float64)
         hit = np.zeros(len(lengths), bool)
         for term, qtf in query.items():
-            found = self._docs.get(term)
-            if found is None:
+            postings = self._postings_of(term)
+            if postings is None:
                 continue
-            docs = np.frombuffer(found, dtype=np.int32)
+            docs, tf = postings
             keep = mask[docs]
             rows = docs[keep]
             if not len(rows):
                 continue
-            tf = np.frombuffer(self._tfs[term], dtype=np.float64)[keep]
+            tf = tf[keep]
             idf = math.log(1.0 + (count - len(rows) + 0.5) / (len(rows) + 0.5))
             norm = self.k1 * (1.0 - self.b + self.b * lengths[rows] / average)
             acc[rows] += idf * tf * (self.k1 + 1.0) / (tf + norm) * qtf
             hit[rows] = True
         rows = np.flatnonzero(hit)
         return rows, acc[rows]
+
+    def _postings_of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, term frequencies) of `term`, its hidden stand-in's counted as the term itself:
+        one term to BM25 (its idf over the rows holding either), as if the hidden words were
+        indexed as they are."""
+        found = [(self._docs[t], self._tfs[t]) for t in (term, hidden_term(term)) if t in self._docs]
+        if not found:
+            return None
+        if len(found) == 1:
+            return np.frombuffer(found[0][0], dtype=np.int32), np.frombuffer(found[0][1], dtype=np.float64)
+        docs = np.concatenate([np.frombuffer(d, dtype=np.int32) for d, _ in found])
+        tfs = np.concatenate([np.frombuffer(f, dtype=np.float64) for _, f in found])
+        rows, where = np.unique(docs, return_inverse=True)
+        return rows.astype(np.int32), np.bincount(where, weights=tfs, minlength=len(rows))
