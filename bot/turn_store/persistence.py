@@ -38,6 +38,7 @@ from typing import Any
 
 from agent.events import AgentEvent, RunEnded
 from bot.turn_store.coalescing import CoalescingAdder
+from bot.turn_store.recall_fields import before_lines, recall_fields
 from bot.errors import sentence_for
 from bot.turn.history import answered_person
 from bot.turn.privacy import MemoryPolicy, Visibility
@@ -197,13 +198,16 @@ class TurnStore:
                 previous = await self._context_of(req, question, answer, when)
                 place = self._policy.store_scope(req.guild_id, req.private)
                 visibility = self._policy.visibility(req.guild_id, req.private)
+                facts = [fact for fact in facts if has_visible_text(fact)]  # an invisible one is refused
+                said, *kept = await self._recall_fields(req, question, facts, when,
+                                                        context=bool(previous and previous.strip()))
                 items: list[AddItem] = [
-                    (req.user_id, text, meta, place)
+                    (req.user_id, text, {**meta, **said} if meta["kind"] == "exchange" else meta, place)
                     for text, meta in exchange_items(req, question, answer, trace_id, previous=previous,
                                                      visibility=visibility)]
                 items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
-                                               "kind": "fact", "visibility": visibility}, place)
-                          for fact in facts if has_visible_text(fact)]  # an invisible one is refused
+                                               "kind": "fact", "visibility": visibility, **fields}, place)
+                          for fact, fields in zip(facts, kept, strict=True)]
                 await self.writes.announce(trace_id, req.user_id, when)
                 announced = True
                 # A failed add stays announced: one that timed out may still land (reconcile).
@@ -269,6 +273,17 @@ class TurnStore:
         last = recent[-1]
         author = answered_person(recent, len(recent) - 1) if last.role == "assistant" else last.author_id
         return last.content if author == req.user_id else answer
+
+    async def _recall_fields(self, req: TurnRequest, question: str, facts: Sequence[str], when: datetime, *,
+                             context: bool) -> list[dict[str, str]]:
+        """bot.turn_store.recall_fields for the person's message (with the lines of their own
+        conversation before it, unless it carries `context`), then for each fact: computed in a
+        worker thread (dateparser)."""
+        before = [] if context else before_lines(await self._buffer.recent(req.channel_id, limit=2),
+                                                 req.user_id, when, CONTEXT_MAX_AGE_S)
+        texts = [question, *facts]
+        return await asyncio.to_thread(lambda: [
+            recall_fields(req.display_name, text, when, before if n == 0 else ()) for n, text in enumerate(texts)])
 
     async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
         """Delete the items just added; True when every one is gone."""
