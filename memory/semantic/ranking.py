@@ -391,6 +391,8 @@ class RankingConfig:
     keeps only the better item. `speaker_bonus` is added (as a share of the best fused score)
     to the candidates said by a person the question names (`said_by`), `dated_bonus` to those
     that name a date (metadata "dates", resolved when stored) when the question asks when.
+    `keyword_scale` and `dense_scale` ("minmax" or "max") say how "sum" brings each signal's
+    scores to [0, 1] before weighting them (`_signal`).
 
     The defaults are the winners of `bench/retrieval_eval.py` on the tuning splits of both
     of its datasets (docs/decisions/0006-hybrid-ranking.md): dense leads and BM25 weighs in
@@ -424,6 +426,8 @@ class RankingConfig:
     dedupe_threshold: float = 0.9
     speaker_bonus: float = 0.2
     dated_bonus: float = 0.3
+    keyword_scale: str = "minmax"
+    dense_scale: str = "minmax"
 
 
 DEFAULT_CONFIG = RankingConfig()
@@ -475,8 +479,10 @@ def _finite_keyed(scores: Keyed) -> Keyed:
     return keys[finite], values[finite]
 
 
-def _signal(scores: Keyed, weight: float, cfg: RankingConfig) -> Keyed:
-    """One signal's share of the fused score, per key."""
+def _signal(scores: Keyed, weight: float, cfg: RankingConfig, scale: str = "minmax") -> Keyed:
+    """One signal's share of the fused score, per key. With "sum" fusion `scale` says how the
+    scores are brought to [0, 1]: "minmax" over the candidates, or "max" (divided by the best,
+    so a weak match stays weak instead of becoming 0 or 1 by the spread of the others)."""
     if cfg.fusion == "sum" and cfg.fusion_depth is None:
         keys, values = _finite_keyed(scores)  # a sum over every candidate: their order does not matter
     else:
@@ -486,6 +492,8 @@ def _signal(scores: Keyed, weight: float, cfg: RankingConfig) -> Keyed:
     if not len(keys):
         return keys, values
     lo, hi = float(values.min()), float(values.max())
+    if scale == "max" and hi > 0:
+        return keys, weight * (values / hi)
     span = hi - lo
     return keys, weight * ((values - lo) / span) if span > 0 else np.full(len(keys), weight)
 
@@ -522,14 +530,17 @@ def fuse_keyed(
     cfg = config or DEFAULT_CONFIG
     if cfg.fusion not in ("rrf", "sum"):
         raise ValueError(f"unknown fusion method: {cfg.fusion!r}")
+    if {cfg.keyword_scale, cfg.dense_scale} - {"minmax", "max"}:
+        raise ValueError(f"unknown score scaling: {cfg.keyword_scale!r} / {cfg.dense_scale!r}")
     empty = (np.zeros(0, np.int64), np.zeros(0, np.float64))
     if k <= 0:
         return empty
     parts: list[Keyed] = []
     if mode in ("dense", "hybrid"):
-        parts.append(_signal(dense, cfg.dense_weight if mode == "hybrid" else 1.0, cfg))
+        parts.append(_signal(dense, cfg.dense_weight if mode == "hybrid" else 1.0, cfg, cfg.dense_scale))
     if mode in ("keyword", "hybrid"):
-        parts.append(_signal(keyword, keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0, cfg))
+        parts.append(_signal(keyword, keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0, cfg,
+                             cfg.keyword_scale))
     windowed = plan.since is not None or plan.until is not None
     timed = windowed or plan.recency_weight > 0
     times = _finite_keyed(created_at) if timed else empty  # in no particular order
