@@ -476,6 +476,33 @@ async def test_component_click_updates_the_message(world: World) -> None:
     assert clicked == [int(world.alice)]
 
 
+async def test_a_select_menu_choice_reaches_the_view_with_the_values_picked(world: World) -> None:
+    bot = MiniBot()
+    picked: list[list[str]] = []
+
+    class Pick(discord.ui.View):
+        @discord.ui.select(custom_id="pick", options=[discord.SelectOption(label=n, value=n) for n in ("1", "2")])
+        async def pick(self, interaction: discord.Interaction, select: discord.ui.Select[Any]) -> None:
+            picked.append(list(select.values))
+            await interaction.response.edit_message(content=f"picked {select.values[0]}", view=None)
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.send_message("which?", view=Pick(), ephemeral=True)
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "pick"})
+        await world.fake.wait_for_response(inter, "callback")
+        prompt = world.fake.messages[inter.original_message_id]
+        with pytest.raises(ValueError, match="offers"):
+            await world.fake.choose(prompt.id, "pick", ["3"], world.alice)  # not an option
+        with pytest.raises(KeyError, match="no select menu"):
+            await world.fake.choose(prompt.id, "nope", ["1"], world.alice)
+        choice = await world.fake.choose(prompt.id, "pick", ["2"], world.alice)
+        await world.fake.wait_for_response(choice, "callback")
+    assert picked == [["2"]] and prompt.content == "picked 2" and prompt.components == []
+
+
 async def test_invoking_a_command_that_was_never_synced_is_a_test_error(world: World) -> None:
     with pytest.raises(KeyError, match="never synced"):
         await world.fake.invoke_command(world.channel_id, world.alice, "nope")
