@@ -27,7 +27,8 @@ from memory.semantic import MemoryHit
 from memory.semantic.ranking import tokenize
 from memory.stores.traces import Recalled
 
-__all__ = ["RARE_IN", "AuditEntry", "RecalledMemory", "audit_entries", "message_link", "recalled_memories"]
+__all__ = ["RARE_IN", "AuditEntry", "RecalledMemory", "audit_entries", "created_of", "message_link", "place_of",
+           "recalled_memories", "text_field"]
 
 RARE_IN = 3  # a word in at most this many entries is rare enough to name one subject
 _SPEAKERS = (("exchange", "you"), ("reply", "me"))
@@ -60,19 +61,23 @@ class RecalledMemory:
     hit: MemoryHit | None
 
 
-def _place(metadata: Mapping[str, object]) -> tuple[str | None, bool]:
+def place_of(metadata: Mapping[str, object]) -> tuple[str | None, bool]:
+    """Where an item was said, from its metadata: (guild id, None for a DM or an unknown
+    place; whether it was said in a DM or a private answer)."""
     scope = metadata.get("scope")
     guild = scope.removeprefix("guild:").split(":", 1)[0] if isinstance(scope, str) and scope.startswith("guild:") else None
     private = is_private_scope(scope) or metadata.get("visibility") == "private"
     return guild, private
 
 
-def _str(metadata: Mapping[str, object], key: str) -> str | None:
+def text_field(metadata: Mapping[str, object], key: str) -> str | None:
+    """The metadata value of `key` when it is a str with something in it; else None."""
     value = metadata.get(key)
     return value if isinstance(value, str) and value.strip() else None
 
 
-def _created(metadata: Mapping[str, object]) -> float | None:
+def created_of(metadata: Mapping[str, object]) -> float | None:
+    """When an item was stored (epoch seconds), or None when its metadata does not say."""
     value = metadata.get("created_at")
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -83,14 +88,14 @@ def audit_entries(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
     built: list[dict] = []
     for hit in hits:
         meta = hit.metadata
-        kind, trace = meta.get("kind"), _str(meta, "trace_id")
+        kind, trace = meta.get("kind"), text_field(meta, "trace_id")
         if kind in ("exchange", "reply") and trace is not None and trace in groups:
             group = built[groups[trace]]
         else:
-            guild, private = _place(meta)
+            guild, private = place_of(meta)
             group = {"kind": "exchange" if kind in ("exchange", "reply") else str(kind or "item"),
-                     "parts": {}, "created": _created(meta), "guild": guild, "private": private,
-                     "channel": _str(meta, "channel_id"), "message": None, "ids": [], "words": set()}
+                     "parts": {}, "created": created_of(meta), "guild": guild, "private": private,
+                     "channel": text_field(meta, "channel_id"), "message": None, "ids": [], "words": set()}
             if kind in ("exchange", "reply") and trace is not None:
                 groups[trace] = len(built)
             built.append(group)
@@ -99,7 +104,7 @@ def audit_entries(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
         group["parts"][kind if kind in ("exchange", "reply") else "item"] = text
         if kind != "reply":  # the person's words say what the entry is about, not my answer
             group["words"] |= set(tokenize(hit.text))
-            group["message"] = group["message"] or _str(meta, "message_id")
+            group["message"] = group["message"] or text_field(meta, "message_id")
     seen_in = Counter(word for group in built for word in group["words"])
     later: set[str] = set()
     older = [False] * len(built)
