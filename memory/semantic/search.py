@@ -172,13 +172,14 @@ def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: rank
 def _who_and_when(items: UserItems, plan: ranking.QueryPlan, config: ranking.RankingConfig,
                   candidates: np.ndarray, key_of: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The keys of the candidates said by a person the question names (metadata "speaker",
-    `ranking.said_by`) and of those naming a date (metadata "dates"), read from the candidates'
-    metadata only when the plan and `config` use them (a question naming someone, asking when)."""
+    `ranking.said_by`, asked once per distinct speaker) and of those naming a date (metadata
+    "dates"), only when the plan and `config` use them (a question naming someone, asking
+    when): `UserItems.who_and_dated` reads them as columns, decoding a row's metadata once."""
     who = config.speaker_bonus > 0 and bool(plan.named)
     when = config.dated_bonus > 0 and plan.asks_when
     if not (who or when) or not len(candidates):
         return None, None
-    metas = [items.items[row].metadata for row in candidates.tolist()]
-    said = [n for n, meta in enumerate(metas) if who and ranking.said_by(plan, meta.get("speaker"))]
-    dated = [n for n, meta in enumerate(metas) if when and meta.get("dates")]
-    return key_of[np.array(said, np.int64)], key_of[np.array(dated, np.int64)]
+    codes, dated, speakers = items.who_and_dated(candidates)
+    named = [code for name, code in speakers.items() if ranking.said_by(plan, name)] if who else []
+    said = np.flatnonzero(np.isin(codes, named)) if named else np.zeros(0, np.int64)
+    return key_of[said], key_of[np.flatnonzero(dated) if when else np.zeros(0, np.int64)]
