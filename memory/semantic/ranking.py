@@ -392,7 +392,10 @@ class RankingConfig:
     to the candidates said by a person the question names (`said_by`), `dated_bonus` to those
     that name a date (metadata "dates", resolved when stored) when the question asks when.
     `keyword_scale` and `dense_scale` ("minmax" or "max") say how "sum" brings each signal's
-    scores to [0, 1] before weighting them (`_signal`).
+    scores to [0, 1] before weighting them (`_signal`). A search takes the best
+    max(`dense_candidates`, 10k) items by dense similarity as candidates (memory.semantic.search).
+    `speaker_keyword_weight` is BM25's weight for a question naming a person who said some
+    of the candidates (items with metadata "speaker"; None: as for any named question).
 
     The defaults are the winners of `bench/retrieval_eval.py` on the tuning splits of both
     of its datasets (docs/decisions/0006-hybrid-ranking.md): dense leads and BM25 weighs in
@@ -402,8 +405,10 @@ class RankingConfig:
     A fusion depth and stripping chatter or time words from the query did not win on both,
     so they are off; time windows and recency matter most for time questions. The speaker and
     dated bonuses won on LoCoMo's tuning part and change nothing on items without `speaker`
-    or `dates` (docs/decisions/0028-locomo-recall.md); a BM25 weight of 2 for named questions
-    won on LoCoMo but lost on the own sets' held-out split, so it stays 1.
+    or `dates` (docs/decisions/0028-locomo-recall.md); a BM25 weight of 2 for every named
+    question won on LoCoMo but lost on the own sets' held-out split, so it stays 1 and is 2
+    only for a question naming a person who said some of the candidates; 200 dense candidates
+    and a speaker bonus of 0.4 won on LoCoMo's tuning part (the second round of 0028).
     """
 
     fusion: str = "sum"
@@ -424,10 +429,12 @@ class RankingConfig:
     strip_time: bool = False
     parse_time: bool = True
     dedupe_threshold: float = 0.9
-    speaker_bonus: float = 0.2
+    speaker_bonus: float = 0.4
     dated_bonus: float = 0.3
     keyword_scale: str = "minmax"
     dense_scale: str = "minmax"
+    dense_candidates: int = 200
+    speaker_keyword_weight: float | None = 2.0
 
 
 DEFAULT_CONFIG = RankingConfig()
@@ -450,9 +457,12 @@ def exchange_of(metadata: Mapping[str, object]) -> str | None:
     return None
 
 
-def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig) -> float:
+def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig, *, names_a_speaker: bool = False) -> float:
     """BM25's weight in the fusion for this query: its own for a question about the present
-    state of things (`current_keyword_weight`), more when it names people or things."""
+    state of things (`current_keyword_weight`), more when it names people or things, and
+    `speaker_keyword_weight` when it names a person who said some of the candidates."""
+    if names_a_speaker and cfg.speaker_keyword_weight is not None:
+        return cfg.speaker_keyword_weight
     if plan.current and cfg.current_keyword_weight is not None:
         return cfg.current_keyword_weight
     if plan.about_reply and cfg.asked_keyword_weight is not None:
@@ -539,8 +549,9 @@ def fuse_keyed(
     if mode in ("dense", "hybrid"):
         parts.append(_signal(dense, cfg.dense_weight if mode == "hybrid" else 1.0, cfg, cfg.dense_scale))
     if mode in ("keyword", "hybrid"):
-        parts.append(_signal(keyword, keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0, cfg,
-                             cfg.keyword_scale))
+        names_a_speaker = said_by_named is not None and len(said_by_named) > 0
+        weight = keyword_weight_for(plan, cfg, names_a_speaker=names_a_speaker) if mode == "hybrid" else 1.0
+        parts.append(_signal(keyword, weight, cfg, cfg.keyword_scale))
     windowed = plan.since is not None or plan.until is not None
     timed = windowed or plan.recency_weight > 0
     times = _finite_keyed(created_at) if timed else empty  # in no particular order

@@ -487,3 +487,17 @@ def test_an_unknown_score_scaling_is_refused() -> None:
     with pytest.raises(ValueError, match="scaling"):
         fuse(NO_TIME, dense={"a": 1.0}, keyword={}, created_at={}, now=NOW, k=5,
              config=replace(DEFAULT_CONFIG, keyword_scale="log"))
+
+
+def test_bm25_weighs_speaker_keyword_weight_when_the_question_names_a_speaker_of_the_candidates() -> None:
+    plan = plan_query("What did Caroline paint?", NOW)
+    dense, keyword = {"a": 0.9, "b": 0.1}, {"a": 1.0, "b": 5.0}
+    cfg = replace(DEFAULT_CONFIG, speaker_bonus=0.0, name_keyword_weight=0.5, speaker_keyword_weight=3.0)
+    spoken = fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=cfg,
+                  speakers={"a": "Caroline", "b": "Melanie"})
+    assert dict(spoken) == pytest.approx({"a": 1.0, "b": 3.0})  # BM25 at 3, dense at 1 (min-max)
+    unspoken = fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=cfg,
+                    speakers={"a": "Melanie", "b": "Melanie"})  # she said none of them
+    assert dict(unspoken) == pytest.approx({"a": 1.0, "b": 0.5})
+    without = fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=cfg)  # no speakers kept
+    assert dict(without) == pytest.approx({"a": 1.0, "b": 0.5})

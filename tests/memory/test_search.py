@@ -13,7 +13,7 @@ import pytest
 
 from memory.semantic import ranking
 from memory.semantic.chroma_backend import StoredItem
-from memory.semantic.search import DENSE_CANDIDATES, finish, prepare, rank, similarities
+from memory.semantic.search import finish, prepare, rank, similarities
 from memory.semantic.search_timing import Laps
 from memory.semantic.user_items import UserItems
 
@@ -43,7 +43,7 @@ def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, sco
     """What `rank` must give: `fuse` over dicts of the scope's candidates."""
     rows = np.flatnonzero(items.mask(scope))
     similarity = items.matrix[rows] @ vector
-    best = rows[np.argsort(-similarity, kind="stable")[: max(DENSE_CANDIDATES, 10 * k)]]
+    best = rows[np.argsort(-similarity, kind="stable")[: max(config.dense_candidates, 10 * k)]]
     dense = {items.ids[r]: float(items.matrix[r] @ vector) for r in best}
     found, scores = items.keywords.scores(plan.search_text, items.mask(scope))
     keyword = {items.ids[r]: s for r, s in zip(found.tolist(), scores.tolist(), strict=True)}
@@ -65,7 +65,8 @@ def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, sco
     ranking.RankingConfig(fusion="rrf", name_keyword_weight=None, current_keyword_weight=None,
                           asked_keyword_weight=None, asked_reply_weight=1.0, one_per_exchange=False),
     ranking.RankingConfig(reply_weight=0.5, asked_reply_weight=3.0, one_per_exchange=True),
-], ids=["defaults", "previous", "replies-weighted"])
+    ranking.RankingConfig(dense_candidates=200, keyword_scale="max"),
+], ids=["defaults", "previous", "replies-weighted", "200-dense-candidates"])
 def test_rank_orders_candidates_as_fuse_does(mode: str, query: str, scope: str | None,
                                              config: ranking.RankingConfig) -> None:
     items = user_items(400)
