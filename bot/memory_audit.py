@@ -101,7 +101,7 @@ def audit_entries(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
             built.append(group)
         text = " ".join(hit.text.split())
         group["ids"].append(hit.id)
-        group["parts"][kind if kind in ("exchange", "reply") else "item"] = text
+        group["parts"][kind if kind in ("exchange", "reply") and trace is not None else "item"] = text
         if kind != "reply":  # the person's words say what the entry is about, not my answer
             group["words"] |= set(tokenize(hit.text))
             group["message"] = group["message"] or text_field(meta, "message_id")

@@ -16,6 +16,10 @@ landed or never will, so it is neither undone while it may land nor made twice. 
 (same time, in order), so the buffer holds whole exchanges in the order the channel answered
 them. A turn cancelled while storing finishes storing before the cancellation goes on.
 
+The person's message and facts carry what the memory ranks by (who said it, the lines of their
+conversation just before it, its relative dates resolved: bot.turn_store.recall_fields); the
+trace keeps which memories the turn recalled (by id and rank, for /trace).
+
 A private answer (a private /ask, bot.turn.requests) stores no buffer rows: it never reaches the
 channel's conversation, so no other person's turn reads it; its memory items go to the scope
 bot.turn.privacy gives it. A turn that did not end answered (step limit, no usable answer) stores its trace only: a
@@ -49,7 +53,7 @@ from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
 from memory.errors import StoreUnavailable
 from memory.semantic import AddItem, UserMemory
-from memory.stores.traces import TraceRecord, TraceStore
+from memory.stores.traces import Recalled, TraceRecord, TraceStore
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 
 __all__ = ["CONTEXT_MAX_AGE_S", "TurnStore", "exchange_items", "has_visible_text"]
@@ -72,7 +76,8 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
                    visibility: Visibility = "public") -> list[tuple[str, dict[str, Any]]]:
     """What one answered exchange puts in the person's semantic memory: [(text, metadata)].
 
-    - The person's message (kind "exchange"). When it is short (at most SHORT_MESSAGE_WORDS
+    - The person's message (kind "exchange"), with its Discord `message_id` when it was one
+      (a slash command's question is not a message). When it is short (at most SHORT_MESSAGE_WORDS
       words) and `previous` (what it answered: the caller's choice, see
       ``TurnStore._context_of``) is given, that text rides along as metadata `context`,
       which the memory embeds and keyword-indexes with the text while showing the text alone:
@@ -87,6 +92,8 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
     q = _clip(question, EXCHANGE_QUESTION_CHARS)
     message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange",
                                "visibility": visibility}
+    if req.message_id:  # the person's Discord message: /memory show and /trace link to it
+        message["message_id"] = req.message_id
     if previous and previous.strip() and len(question.split()) <= SHORT_MESSAGE_WORDS:
         message["context"] = _clip(" ".join(previous.split()), CONTEXT_CHARS)
     reply = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "reply", "visibility": visibility,
@@ -168,11 +175,13 @@ class TurnStore:
 
     async def persist(self, req: TurnRequest, question: str, end: RunEnded,
                       events: Sequence[AgentEvent], trace_id: str, facts: list[str], *,
-                      remember: bool = True) -> None:
+                      remember: bool = True, recalled: Sequence[Recalled] = ()) -> None:
         """Persist, shielded: a turn cancelled while it is being stored (shutdown) finishes
         the write (or its compensation) before the cancellation goes on. ``remember`` False
-        (memory switched off for the place) stores no memory items."""
-        task = asyncio.ensure_future(self._persist(req, question, end, events, trace_id, facts, remember))
+        (memory switched off for the place) stores no memory items; ``recalled`` (the memories
+        the turn recalled) goes into its trace."""
+        task = asyncio.ensure_future(self._persist(req, question, end, events, trace_id, facts, remember,
+                                                   tuple(recalled)))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -185,7 +194,7 @@ class TurnStore:
 
     async def _persist(self, req: TurnRequest, question: str, end: RunEnded,
                        events: Sequence[AgentEvent], trace_id: str, facts: list[str],
-                       remember: bool) -> None:
+                       remember: bool, recalled: tuple[Recalled, ...] = ()) -> None:
         answered = end.outcome == "answered"
         answer = end.answer.strip() or sentence_for(end.outcome)
         when = self._now()
@@ -217,13 +226,14 @@ class TurnStore:
                     log.warning("turn channel=%s: memory write deferred: %s", req.channel_id, exc)
                     deferred = [DeferredItem(text, meta, scope) for _, text, meta, scope in items]
             await self._store_turn(req, question, answer, end, events, trace_id, when, added, announced,
-                                   deferred)
+                                   deferred, recalled)
         finally:
             self._storing.discard(trace_id)
 
     async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
                           events: Sequence[AgentEvent], trace_id: str, when: datetime,
-                          added: list[str], announced: bool, deferred: Sequence[DeferredItem] = ()) -> None:
+                          added: list[str], announced: bool, deferred: Sequence[DeferredItem] = (),
+                          recalled: tuple[Recalled, ...] = ()) -> None:
         """Buffer rows, trace and the settling of the memory write (or its deferred items,
         written later by bot.turn_store.reconcile): one SQLite transaction."""
         answered = end.outcome == "answered"
@@ -233,7 +243,7 @@ class TurnStore:
             outcome=end.outcome, answer=end.answer, steps=end.steps,
             prompt_tokens=end.usage.prompt_tokens, completion_tokens=end.usage.completion_tokens,
             elapsed_ms=end.elapsed_ms, created_at=when, message_id=None,
-            interaction_id=req.interaction_id,
+            interaction_id=req.interaction_id, recalled=recalled,
         )
         try:
             async with self._db.transaction():
