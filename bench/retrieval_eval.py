@@ -502,11 +502,12 @@ async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Qu
         search_text = plan.search_text
         dense: dict[str, float] = {}
         if variant.mode != "keyword":
-            if (search_text, max(variant.config.dense_candidates, 10 * K)) not in similarity_cache:
+            depth = max(variant.config.dense_candidates, 10 * K)  # the store's dense candidates
+            if (search_text, depth) not in similarity_cache:
                 sims = matrix @ await _query_vector(recorder, search_text)
-                top = np.argsort(-sims)[:max(variant.config.dense_candidates, 10 * K)]  # as the store
-                similarity_cache[(search_text, len(top))] = {ids[r]: float(sims[r]) for r in top}
-            dense = similarity_cache[(search_text, max(variant.config.dense_candidates, 10 * K))]
+                top = np.argsort(-sims)[:depth]
+                similarity_cache[(search_text, depth)] = {ids[r]: float(sims[r]) for r in top}
+            dense = similarity_cache[(search_text, depth)]
         keyword: dict[str, float] = {}
         if variant.mode != "dense":
             key = (variant.tokenizer, search_text)
