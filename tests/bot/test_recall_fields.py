@@ -23,6 +23,14 @@ def _message(author: str, role: str, content: str, at: datetime, name: str = "Al
                            role=role, content=content, created_at=at)  # type: ignore[arg-type]
 
 
+async def _two_turns(rt: Runtime, fake: FakeOpenAI, first: tuple[str, str], second: tuple[str, str]):
+    """Alice says first[0] (answered first[1]), then second[0] (answered second[1]); her second message's item."""
+    for text, reply in (first, second):
+        fake.reply(f"Final Answer: {reply}")
+        await rt.pipeline.handle(ask(text))
+    return await _said(rt, second[0])
+
+
 async def _said(rt: Runtime, text: str, user: str = ALICE):
     return next(i for i in await rt.user_memory.list(user) if i.metadata["kind"] == "exchange" and i.text == text)
 
@@ -55,11 +63,9 @@ async def test_a_message_without_a_relative_date_has_no_dates(runtime: Runtime, 
 
 
 async def test_the_persons_previous_exchange_rides_along_as_before(runtime: Runtime, fake: FakeOpenAI) -> None:
-    fake.reply("Final Answer: Which race are you running next?")
-    fake.reply("Final Answer: Good luck!")
-    await runtime.pipeline.handle(ask("I have been training for months, my knees hurt a bit."))
-    await runtime.pipeline.handle(ask("The charity 10k in Lyon, for the children's hospital."))
-    said = await _said(runtime, "The charity 10k in Lyon, for the children's hospital.")
+    said = await _two_turns(runtime, fake,
+                            ("I have been training for months, my knees hurt a bit.", "Which race are you running next?"),
+                            ("The charity 10k in Lyon, for the children's hospital.", "Good luck!"))
     assert said.metadata["before"] == ("Alice: I have been training for months, my knees hurt a bit.\n"
                                        "bot: Which race are you running next?")
     first = await _said(runtime, "I have been training for months, my knees hurt a bit.")
@@ -77,11 +83,9 @@ async def test_another_persons_words_never_ride_along_as_before(runtime: Runtime
 
 
 async def test_a_short_message_with_context_needs_no_before(runtime: Runtime, fake: FakeOpenAI) -> None:
-    fake.reply("Final Answer: Are you going to Priya's piano recital?")
-    fake.reply("Final Answer: Wonderful!")
-    await runtime.pipeline.handle(ask("Tonight is Priya's piano recital, she has practised for months."))
-    await runtime.pipeline.handle(ask("Yes! It was amazing"))
-    short = await _said(runtime, "Yes! It was amazing")
+    short = await _two_turns(runtime, fake, ("Tonight is Priya's piano recital, she has practised for months.",
+                                             "Are you going to Priya's piano recital?"),
+                             ("Yes! It was amazing", "Wonderful!"))
     assert short.metadata["context"] == "Are you going to Priya's piano recital?"
     assert "before" not in short.metadata and short.metadata["speaker"] == "Alice"
 
