@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memory.semantic import MemoryHit
 from memory.stores.traces import Recalled
+from bot.discord_app.memory_audit_views import entry_pages
 from bot.memory_audit import AuditEntry, audit_entries, message_link, recalled_memories
 
 GUILD, CHANNEL = "100000000000000001", "300000000000000001"
@@ -69,3 +70,16 @@ def test_message_link_names_the_guild_or_a_dm_and_needs_both_ids() -> None:
     assert message_link(GUILD, CHANNEL, "9") == f"https://discord.com/channels/{GUILD}/{CHANNEL}/9"
     assert message_link(None, CHANNEL, "9") == f"https://discord.com/channels/@me/{CHANNEL}/9"
     assert message_link(GUILD, CHANNEL, None) is None and message_link(GUILD, None, "9") is None
+
+
+def test_a_page_of_memory_show_holds_at_most_25_entries_for_its_select_menu() -> None:
+    entries = audit_entries([hit(str(n), f"fact {n}", float(n)) for n in range(60)])
+    pages = entry_pages(entries)
+    assert [len(chosen) for _, chosen in pages] == [25, 25, 10]
+    assert [e.number for _, chosen in pages for e in chosen] == list(range(1, 61))
+    assert all(text.count("\n") + 1 == len(chosen) for text, chosen in pages)
+
+
+def test_a_huge_entry_is_cut_to_one_page() -> None:
+    [(text, chosen)] = entry_pages(audit_entries([hit("x", "word " * 5000, 1.0)]))
+    assert len(text) <= 2000 and len(chosen) == 1
