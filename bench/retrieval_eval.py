@@ -81,7 +81,9 @@ PREVIOUS = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=
                                  current_keyword_weight=None, asked_keyword_weight=None, reply_weight=1.0,
                                  asked_reply_weight=1.0, one_per_exchange=False, fusion_depth=None, rrf_k=10.0,
                                  window_bonus=1.0, recency_boost=0.5, half_life_days=7.0, rewrite=False,
-                                 strip_time=False, parse_time=True)
+                                 strip_time=False, parse_time=True, speaker_bonus=0.0, dated_bonus=0.0,
+                                 keyword_scale="minmax", dense_scale="minmax", dense_candidates=50,
+                                 speaker_keyword_weight=None)
 PLAIN = replace(PREVIOUS, parse_time=False, window_bonus=0.0, recency_boost=0.0)
 TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
