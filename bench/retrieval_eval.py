@@ -64,16 +64,15 @@ from dialogues import SESSIONS, filler_turns  # noqa: E402
 from questions import QUESTIONS  # noqa: E402
 
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items  # noqa: E402
+from bot.turn_store.recall_fields import recall_fields  # noqa: E402
 from bot.turn.requests import TurnRequest  # noqa: E402
 from memory.semantic import ranking  # noqa: E402
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
-from memory.semantic.item_text import BEFORE_KEY, DATES_KEY, kept_metadata, keyword_text  # noqa: E402
+from memory.semantic.item_text import DATES_KEY, kept_metadata, keyword_text  # noqa: E402
 from memory.semantic.keyword_index import hidden_term  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
-from memory.semantic.time_mentions import dates_of  # noqa: E402
 from memory.semantic.validation import indexed_text as store_indexed_text  # noqa: E402
 
-DENSE_DEPTH = 100  # the store's dense candidates for k=10: max(50, 10k)
 K = 10
 OP_TIMEOUT_S = 600.0  # a store call may wait this long on a loaded machine before the run gives up
 TIME_EVERY = 2  # time the store's search on every second question
@@ -84,12 +83,18 @@ PREVIOUS = ranking.RankingConfig(fusion="rrf", dense_weight=1.0, keyword_weight=
                                  current_keyword_weight=None, asked_keyword_weight=None, reply_weight=1.0,
                                  asked_reply_weight=1.0, one_per_exchange=False, fusion_depth=None, rrf_k=10.0,
                                  window_bonus=1.0, recency_boost=0.5, half_life_days=7.0, rewrite=False,
-                                 strip_time=False, parse_time=True)
+                                 strip_time=False, parse_time=True, speaker_bonus=0.0, dated_bonus=0.0,
+                                 keyword_scale="minmax", dense_scale="minmax", dense_candidates=50,
+                                 speaker_keyword_weight=None)
 PLAIN = replace(PREVIOUS, parse_time=False, window_bonus=0.0, recency_boost=0.0)
 TODAY = replace(PREVIOUS, keyword_weight=0.1)
 SHIPPED = ranking.DEFAULT_CONFIG
 # The shipped ranking before the LoCoMo round: no bonus for who said it or for dated items.
-BEFORE_LOCOMO = replace(SHIPPED, speaker_bonus=0.0, dated_bonus=0.0)
+# The shipped ranking after the first LoCoMo round: 50 dense candidates, speaker bonus 0.2, no
+# BM25 weight of its own for a question naming a speaker, min-max scaled signals.
+ROUND1 = replace(SHIPPED, keyword_scale="minmax", dense_scale="minmax", dense_candidates=50, speaker_bonus=0.2,
+                 speaker_keyword_weight=None)
+BEFORE_LOCOMO = replace(ROUND1, speaker_bonus=0.0, dated_bonus=0.0)
 # memory.semantic embeds and keyword-indexes an item with metadata "context" as
 # context + "\n" + text once the memscale branch lands; before, the eval folds it in itself.
 NATIVE_CONTEXT = importlib.util.find_spec("memory.semantic.validation") is not None
@@ -105,6 +110,7 @@ class Turn:
     said: str
     reply: str
     previous: str | None  # the bot's last message in the conversation, if there is one
+    previous_said: str | None = None  # the person's message that `previous` answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +141,8 @@ def _chain(rows: Iterable[tuple[str, float, str, str]], gap_s: float = CONTEXT_M
     """Turns in time order; each knows the bot's previous reply when it came within `gap_s`."""
     out: list[Turn] = []
     for tid, when, said, reply in sorted(rows, key=lambda r: r[1]):
-        previous = out[-1].reply if out and when - out[-1].when <= gap_s else None
-        out.append(Turn(tid, when, said, reply, previous))
+        recent = out[-1] if out and when - out[-1].when <= gap_s else None
+        out.append(Turn(tid, when, said, reply, recent.reply if recent else None, recent.said if recent else None))
     return out
 
 
@@ -193,19 +199,13 @@ def _whole_exchange(items: list[Item], turn: Turn, user: str = "") -> list[Item]
 
 
 def _who_when_before(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
-    """The bot's items with the LoCoMo round's write-time metadata: who said it (the person, or
-    "bot" for its replies), the person's message's relative dates resolved (`dates`), and the
-    bot's message before it keyword-indexed (`before`) when it carries no `context`."""
-    out = []
-    for text, meta in items:
-        meta = {**meta, "speaker": user if meta.get("kind") == "exchange" else "bot"}
-        if meta.get("kind") == "exchange":
-            if dates := dates_of(turn.said, turn.when):
-                meta[DATES_KEY] = dates
-            if turn.previous and "context" not in meta:
-                meta[BEFORE_KEY] = turn.previous
-        out.append((text, meta))
-    return out
+    """The bot's items with what its persistence writes for the ranking (bot.turn_store.recall_fields):
+    the person's message with its speaker, its relative dates resolved, and the person's
+    previous exchange (when within the context age) as `before` unless it carries `context`."""
+    said_at = datetime.fromtimestamp(turn.when, UTC)
+    before = [f"{user}: {turn.previous_said}", f"bot: {turn.previous}"] if turn.previous and turn.previous_said else []
+    return [(text, {**meta, **recall_fields(user, turn.said, said_at, () if "context" in meta else before)})
+            if meta.get("kind") == "exchange" else (text, meta) for text, meta in items]
 
 
 def _context_index_only(items: list[Item], turn: Turn, user: str = "") -> list[Item]:
@@ -322,6 +322,7 @@ def main_variants() -> list[Variant]:
         Variant("previous defaults (BM25 0.2, k=10, time)", "hybrid", PREVIOUS),
         Variant("TUNED hybrid (shipped defaults)", "hybrid", SHIPPED),
         Variant("shipped before the LoCoMo round", "hybrid", BEFORE_LOCOMO),
+        Variant("shipped after the first LoCoMo round", "hybrid", ROUND1),
     ]
 
 
@@ -353,6 +354,21 @@ def second_round_variants() -> list[Variant]:
         Variant(f"tuned, fusion={other_fusion}", "hybrid", replace(SHIPPED, fusion=other_fusion)),
         Variant("tuned, recency half-life 60 days", "hybrid", replace(SHIPPED, half_life_days=60.0)),
     ]
+
+
+# The second LoCoMo round: each change taken out of the shipped ranking, and the candidates not
+# kept (chosen on LoCoMo's tuning part; checked here for no loss).
+ROUND2_CHANGES = {"50 dense candidates": {"dense_candidates": 50},
+                  "- BM25 weight for a named speaker": {"speaker_keyword_weight": None},
+                  "speaker bonus 0.2": {"speaker_bonus": 0.2},
+                  "BM25 weight 2 for every named question": {"name_keyword_weight": 2.0, "speaker_keyword_weight": None},
+                  "BM25 scaled by its max": {"keyword_scale": "max"},
+                  "both scaled by their max": {"keyword_scale": "max", "dense_scale": "max"}}
+
+
+def scaling_variants() -> list[Variant]:
+    """The shipped ranking with each change of the second LoCoMo round undone or replaced."""
+    return [Variant(f"tuned, {name}", "hybrid", replace(SHIPPED, **change)) for name, change in ROUND2_CHANGES.items()]
 
 
 def ablation_variants() -> list[Variant]:
@@ -493,18 +509,19 @@ async def _ask(memory: UserMemory, recorder: RecordingEmbedder, user: str, q: Qu
         # a question about what the bot said is answered only by an item that shows the reply
         return q.kind != "bot" or reply_shown[row_of[row]]
 
-    similarity_cache: dict[str, dict[str, float]] = {}
+    similarity_cache: dict[tuple[str, int], dict[str, float]] = {}
     keyword_cache: dict[tuple[str, str], dict[str, float]] = {}
     for variant in variants:
         plan = ranking.plan_query(q.text, q.asked_at, variant.config)
         search_text = plan.search_text
         dense: dict[str, float] = {}
         if variant.mode != "keyword":
-            if search_text not in similarity_cache:
+            depth = max(variant.config.dense_candidates, 10 * K)  # the store's dense candidates
+            if (search_text, depth) not in similarity_cache:
                 sims = matrix @ await _query_vector(recorder, search_text)
-                top = np.argsort(-sims)[:DENSE_DEPTH]
-                similarity_cache[search_text] = {ids[r]: float(sims[r]) for r in top}
-            dense = similarity_cache[search_text]
+                top = np.argsort(-sims)[:depth]
+                similarity_cache[(search_text, depth)] = {ids[r]: float(sims[r]) for r in top}
+            dense = similarity_cache[(search_text, depth)]
         keyword: dict[str, float] = {}
         if variant.mode != "dense":
             key = (variant.tokenizer, search_text)
@@ -645,6 +662,12 @@ def print_targets(datasets: list[Dataset], results: dict[tuple[str, str], Outcom
         was = _split_r5_mrr(by_name["easy"], before, "today's hybrid (BM25 0.1, k=10, time)", split)[0]
         print(f"TARGET easy {split:8}: hybrid R@5 {got:.3f} vs before (message alone, today's hybrid) {was:.3f}: "
               f"{'MET (no loss)' if got >= was - 1e-9 else 'NOT MET (loss)'}")
+    for d in datasets:  # what the bot writes now (speaker, dates, before) against its items before
+        for split in ("tune", "held-out"):
+            was = _split_r5_mrr(d, results[(d.name, "bot's unit")], tuned, split)[0]
+            got = _split_r5_mrr(d, results[(d.name, WHO_WHEN_UNIT)], tuned, split)[0]
+            print(f"TARGET {d.name} {split:8}: hybrid R@5 {got:.3f} on the items the bot writes now vs {was:.3f} "
+                  f"on its items before: {'MET (no loss)' if got >= was - 1e-9 else 'NOT MET (loss)'}")
     for d in datasets:
         lat = results[(d.name, "bot's unit")].latency_ms
         ratio = _p(lat["hybrid"], 95) / _p(lat["dense"], 95)
@@ -691,20 +714,25 @@ def locomo_variants() -> list[locomo_eval.Variant]:
             v("before + speaker, BM25 weight 2 when named", "speaker", "hybrid",
               replace(BEFORE_LOCOMO, name_keyword_weight=2.0)),
             v("before + speaker, + query expansion", "speaker", "hybrid", BEFORE_LOCOMO, expand=True),
+            v("first round (shipped before this one)", chosen, "hybrid", ROUND1),
+            v("first round - dates in item (dated bonus idle)", "speaker, window 2 (keyword)", "hybrid", ROUND1),
+            v("first round - window", "speaker + dates", "hybrid", ROUND1),
+            v("first round, window 1", "speaker, window 1 (keyword)", "hybrid", ROUND1),
+            v("first round - speaker bonus", chosen, "hybrid", replace(ROUND1, speaker_bonus=0.0)),
+            v("first round - dated bonus", chosen, "hybrid", replace(ROUND1, dated_bonus=0.0)),
+            v("first round + query expansion", chosen, "hybrid", ROUND1, expand=True),
+            v("first round, fusion=rrf", chosen, "hybrid", replace(ROUND1, fusion="rrf")),
             v("SHIPPED (this round)", chosen, "hybrid", SHIPPED),
-            v("SHIPPED - dates in item (dated bonus idle)", "speaker, window 2 (keyword)", "hybrid", SHIPPED),
-            v("SHIPPED - window", "speaker + dates", "hybrid", SHIPPED),
-            v("SHIPPED, window 1", "speaker, window 1 (keyword)", "hybrid", SHIPPED),
+            v("SHIPPED, window 3", "speaker, window 3 (keyword) + dates", "hybrid", SHIPPED),
             v("SHIPPED - speaker bonus", chosen, "hybrid", replace(SHIPPED, speaker_bonus=0.0)),
-            v("SHIPPED - dated bonus", chosen, "hybrid", replace(SHIPPED, dated_bonus=0.0)),
-            v("SHIPPED, BM25 weight 2 when named", chosen, "hybrid", replace(SHIPPED, name_keyword_weight=2.0)),
-            v("SHIPPED + query expansion", chosen, "hybrid", SHIPPED, expand=True),
-            v("SHIPPED, fusion=rrf", chosen, "hybrid", replace(SHIPPED, fusion="rrf"))]
+            v("SHIPPED - dated bonus", chosen, "hybrid", replace(SHIPPED, dated_bonus=0.0))]
+    out += [v(f"SHIPPED, {name}", chosen, "hybrid", replace(SHIPPED, **change)) for name, change in ROUND2_CHANGES.items()]
     return out
 
 
 async def run_locomo(path: str, embedder: RecordingEmbedder, folder: Path) -> None:
     variants = locomo_variants()
+    print(f"\n# LoCoMo from {path}; load average at the start {_load()}")
     started = time.perf_counter()
     out = await locomo_eval.run(path, variants, embedder, LOCOMO_UNIT, SHIPPED, folder)
     print(f"\n[locomo] {len(variants)} variants in {time.perf_counter() - started:.0f} s; the store's own search "
@@ -714,7 +742,14 @@ async def run_locomo(path: str, embedder: RecordingEmbedder, folder: Path) -> No
     print(f"\n## locomo: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
     for mode in ("dense", "hybrid"):
         print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
+    locomo_eval.print_parts(out)
     locomo_eval.print_targets(out, "SHIPPED (this round)", [v.name for v in variants if v.name.startswith("plain")])
+    print(f"# load average at the end {_load()}")
+
+
+def _load() -> str:
+    """The machine's 1, 5 and 15 minute load averages (it is shared: figures depend on them)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -736,8 +771,8 @@ async def run(args: argparse.Namespace) -> None:
     print(f"# embedding model loaded in {time.perf_counter() - started:.1f} s")
     main = main_variants()
     grid = [] if args.quick else grid_variants()
-    variants = main + second_round_variants() + ([] if args.quick else ablation_variants() + grid)
-    units = ["bot's unit", INDEX_ONLY_UNIT, BEFORE_UNIT] if args.quick else list(UNITS)
+    variants = main + second_round_variants() + scaling_variants() + ([] if args.quick else ablation_variants() + grid)
+    units = ["bot's unit", INDEX_ONLY_UNIT, WHO_WHEN_UNIT, BEFORE_UNIT] if args.quick else list(UNITS)
     results: dict[tuple[str, str], Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-") as tmp:
         for unit in units:
@@ -745,13 +780,14 @@ async def run(args: argparse.Namespace) -> None:
                 if args.quick and unit == BEFORE_UNIT and d.name != "easy":
                     continue  # --quick: "before" is needed for the easy set's target only
                 started = time.perf_counter()
-                chosen = variants if unit == "bot's unit" else main
+                chosen = variants if unit == "bot's unit" else main + (
+                    scaling_variants() if unit == WHO_WHEN_UNIT else [])
                 results[(d.name, unit)] = await evaluate(d, unit, chosen, embedder, Path(tmp),
                                                          timing=unit == "bot's unit")
                 out = results[(d.name, unit)]
                 print(f"[{d.name} / {unit}] {len(chosen)} variants in {time.perf_counter() - started:.0f} s; "
                       f"the store's own search gives the same top {K} on {out.agree}/{out.checked} questions")
-    print_side_by_side(datasets, results, [v.name for v in main + second_round_variants()])
+    print_side_by_side(datasets, results, [v.name for v in main + second_round_variants() + scaling_variants()])
     for d in datasets:
         print_table(f"{d.name}: main (text unit = the bot's)", d, results[(d.name, "bot's unit")],
                     [v.name for v in main])
@@ -761,10 +797,9 @@ async def run(args: argparse.Namespace) -> None:
     if args.locomo:
         with tempfile.TemporaryDirectory(prefix="retrieval-eval-locomo-") as tmp:
             await run_locomo(args.locomo, embedder, Path(tmp))
-    if not args.quick:
-        for d in datasets:
-            print_table(f"{d.name}: text unit = {WHO_WHEN_UNIT}", d, results[(d.name, WHO_WHEN_UNIT)],
-                        [v.name for v in main])
+    for d in datasets:
+        print_table(f"{d.name}: text unit = {WHO_WHEN_UNIT}", d, results[(d.name, WHO_WHEN_UNIT)],
+                    [v.name for v in main + scaling_variants()])
     if args.quick:
         print_table(f"easy: text unit = {BEFORE_UNIT}", datasets[0], results[("easy", BEFORE_UNIT)],
                     [v.name for v in main])

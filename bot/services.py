@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
 from bot.forgetting import Forgotten, forget_person
+from bot.memory_audit import AuditEntry, RecalledMemory, audit_entries, recalled_memories
 from bot.settings.place import PlaceSettingsService
 from bot.turn.memory_reach import export_reach, list_reach
 from bot.turn.privacy import MemoryPolicy, Reach
@@ -107,6 +108,24 @@ class PersonMemoryService:
     async def memory_forget(self, user_id: str, guild_id: str | None) -> Forgotten:
         """Erase what the bot keeps of this person's words here; what was erased, by kind."""
         return await forget_person(self._memory, self._rows, user_id, self.reach(guild_id))
+
+    async def memory_entries(self, user_id: str, guild_id: str | None) -> list[AuditEntry]:
+        """The same items as numbered entries (bot.memory_audit): what /memory show lists."""
+        return audit_entries(await self.memory_items(user_id, guild_id))
+
+    async def forget_items(self, user_id: str, guild_id: str | None, item_ids: Sequence[str]) -> int:
+        """Delete those of ``item_ids`` that are this person's items here (one entry of
+        /memory show); how many were deleted. An id of another place or person is left alone."""
+        here = {hit.id for hit in await self.memory_items(user_id, guild_id)}
+        return sum([await self._memory.delete(user_id, item_id) for item_id in dict.fromkeys(item_ids)
+                    if item_id in here])
+
+    async def recalled(self, record: TraceRecord) -> list[RecalledMemory]:
+        """The memories ``record``'s answer recalled, as its asker's memory holds them now."""
+        if not record.recalled:
+            return []
+        items = {hit.id: hit for hit in await self._memory.list(record.user_id, scope=None)}
+        return recalled_memories(record.recalled, items)
 
 
 class ChannelService:

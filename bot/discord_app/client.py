@@ -141,7 +141,7 @@ class _BotCore:
         await bot.add_cog(MentionsCog(bot, s.turns, s.traces, s.channels, s.places, self.settings, self.policy,
                                       self.live, order))
         await bot.add_cog(AskCog(s.turns, s.traces, s.places, self.settings, self.live, order))
-        await bot.add_cog(TraceCog(bot, s.traces))
+        await bot.add_cog(TraceCog(bot, s.traces, s.memory))
         await bot.add_cog(MemoryCog(s.memory))
         await bot.add_cog(AdminCog(s.channels))
         await bot.add_cog(SettingsCog(s.places, self.settings.models, admin_user_ids=self.settings.admin_user_ids,

@@ -25,11 +25,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
+from bot.memory_audit import audit_entries
 from bot.turn.memory_reach import search_reach
 from bot.turn.privacy import MemoryPolicy, Reach
 from memory.errors import StoreUnavailable
 from memory.semantic import MemoryHit, UserMemory
 from memory.semantic.ranking import tokenize
+from memory.stores.traces import Recalled
 
 __all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryEntry", "MemoryTools", "format_memory_line", "memory_entries",
            "memory_lines"]
@@ -101,23 +103,9 @@ class MemoryEntry:
 
 def memory_entries(hits: Sequence[MemoryHit]) -> list[MemoryEntry]:
     """``hits`` (oldest first) as entries: the "exchange" and "reply" items of one turn (same
-    trace_id) become one entry, "you: ... / me: ...", where the first of them stood."""
-    turns: dict[str, tuple[int, dict[str, str]]] = {}
-    entries: list[MemoryEntry | None] = []
-    for hit in hits:
-        kind, trace = hit.metadata.get("kind"), hit.metadata.get("trace_id")
-        created = hit.metadata.get("created_at")
-        when = float(created) if isinstance(created, (int, float)) else None
-        if kind in ("exchange", "reply") and isinstance(trace, str) and trace:
-            index, parts = turns.setdefault(trace, (len(entries), {}))
-            if index == len(entries):
-                entries.append(None)
-            parts[kind] = " ".join(hit.text.split())
-            said = [f"{who}: {parts[k]}" for k, who in (("exchange", "you"), ("reply", "me")) if k in parts]
-            entries[index] = MemoryEntry("exchange", " / ".join(said), when)
-        else:
-            entries.append(MemoryEntry(str(kind or "item"), " ".join(hit.text.split()), when))
-    return [entry for entry in entries if entry is not None]
+    trace_id) become one entry, "you: ... / me: ...", where the first of them stood
+    (bot.memory_audit.audit_entries, without the places and marks /memory show adds)."""
+    return [MemoryEntry(entry.kind, entry.text, entry.created_at) for entry in audit_entries(hits)]
 
 
 class MemoryTools:
@@ -137,31 +125,37 @@ class MemoryTools:
         self._remember = Tool.from_function(_remember_into([]), timeout_s=timeout_s)  # a turn's: for_turn
 
     async def recall_lines(self, user_id: str, query: str, reach: Reach, *, k: int,
-                           max_chars: int) -> list[str] | None:
+                           max_chars: int, recalled: list[Recalled] | None = None) -> list[str] | None:
         """The person's memories within ``reach`` for a turn's prompt (`memory_lines`); None
         when the memory store cannot be reached (logged): the turn is answered without memory,
-        saying so."""
+        saying so. The hits go to ``recalled`` (search "prompt", ranked), for the turn's trace."""
         try:
             hits = await search_reach(self._memory, user_id, query, k, reach)
         except StoreUnavailable as exc:
             log.warning("recall for user %s failed, answering without memory: %s", user_id, exc)
             return None
+        if recalled is not None:
+            recalled.extend(Recalled(hit.id, rank, "prompt") for rank, hit in enumerate(hits, 1))
         return memory_lines(hits, max_chars=max_chars)
 
-    def for_turn(self, pending: list[str], reach: Reach | None = None) -> ToolRegistry:
+    def for_turn(self, pending: list[str], reach: Reach | None = None,
+                 recalled: list[Recalled] | None = None) -> ToolRegistry:
         """A registry with both tools: recall looks within ``reach`` (None: where a public turn
-        of the tool context's place may, by the policy); `remember` appends to ``pending``
-        (stored by the pipeline with the rest of the turn)."""
+        of the tool context's place may, by the policy) and adds its hits to ``recalled``
+        (searches "tool 1", "tool 2", ...); `remember` appends to ``pending`` (stored by the
+        pipeline with the rest of the turn)."""
         registry = ToolRegistry()
-        registry.register(self._recall if reach is None else
-                          dataclasses.replace(self._recall, fn=_recall_in(self._memory, reach, self._policy, self._k)))
+        registry.register(self._recall if reach is None and recalled is None else dataclasses.replace(
+            self._recall, fn=_recall_in(self._memory, reach, self._policy, self._k, recalled)))
         registry.register(dataclasses.replace(self._remember, fn=_remember_into(pending)))
         return registry
 
 
-def _recall_in(memory: UserMemory, reach: Reach | None, policy: MemoryPolicy, k: int) -> ToolFn:
+def _recall_in(memory: UserMemory, reach: Reach | None, policy: MemoryPolicy, k: int,
+               recalled: list[Recalled] | None = None) -> ToolFn:
     """The `recall_memory` tool's function, searching within ``reach`` (None: the public reach
-    of the context's place)."""
+    of the context's place); each call's hits go to ``recalled`` when given."""
+    calls = [0]
 
     async def recall_memory(ctx: ToolContext, query: str) -> str:
         """Search what this person told you in earlier conversations (their memory, here).
@@ -174,6 +168,9 @@ def _recall_in(memory: UserMemory, reach: Reach | None, policy: MemoryPolicy, k:
             raise ToolError("query is empty; say in a few words what to look for")
         where = reach if reach is not None else policy.recall(ctx.guild_id, False, None)
         hits = await search_reach(memory, ctx.user_id, query, k, where)
+        if recalled is not None:
+            calls[0] += 1
+            recalled.extend(Recalled(hit.id, rank, f"tool {calls[0]}") for rank, hit in enumerate(hits, 1))
         if not hits:
             return "Nothing remembered about that."
         return "\n".join(f"- {line}" for line in memory_lines(hits, max_chars=RECALL_LINE_CHARS))

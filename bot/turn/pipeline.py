@@ -68,7 +68,7 @@ from bot.turn_store.persistence import TurnStore, has_visible_text
 from memory.stores.buffer import ChannelBuffer
 from memory.stores.database import Database
 from memory.semantic import UserMemory
-from memory.stores.traces import TraceStore
+from memory.stores.traces import Recalled, TraceStore
 from memory.errors import MemoryStoreError
 from memory.tokens import estimate_tokens
 from memory.stores.write_log import MemoryWriteLog
@@ -239,7 +239,8 @@ class TurnPipeline:
                     mark = self._clock()
                     remember = self.policy.remembers(place.memory)
                     reach = self.policy.recall(req.guild_id, req.private, place.memory)
-                    history, recalled = await self._context(req, question, reach if remember else None)
+                    found: list[Recalled] = []  # the memories this turn recalls, for its trace
+                    history, recalled = await self._context(req, question, reach if remember else None, found)
                     recall_ms = (self._clock() - mark) * 1000.0
                     persona_tokens = estimate_tokens(place.persona) if place.persona else 0
                     budget = fit_context(question, history, recalled or [],
@@ -248,7 +249,7 @@ class TurnPipeline:
                     pending: list[str] = []
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
                                           guild_id=req.guild_id, display_name=req.display_name)
-                    tools = self._memory_tools.for_turn(pending, reach) if remember else None
+                    tools = self._memory_tools.for_turn(pending, reach, found) if remember else None
                     await self.pacer.wait()  # the prompt and the first model request (bot.process.pacing)
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
@@ -268,7 +269,8 @@ class TurnPipeline:
             trace_id = uuid.uuid4().hex
             mark = self._clock()
             try:
-                await self.store.persist(req, question, end, events, trace_id, pending, remember=remember)
+                await self.store.persist(req, question, end, events, trace_id, pending, remember=remember,
+                                         recalled=found)
             finally:
                 await charged
             store_ms = (self._clock() - mark) * 1000.0
@@ -302,10 +304,10 @@ class TurnPipeline:
             store_ms=store_ms,
         )
 
-    async def _context(self, req: TurnRequest, question: str,
-                       reach: Reach | None) -> tuple[list[dict], list[str] | None]:
+    async def _context(self, req: TurnRequest, question: str, reach: Reach | None,
+                       found: list[Recalled]) -> tuple[list[dict], list[str] | None]:
         """The channel's history (others' messages quoted: bot.turn.history) and the memories
-        ``reach`` allows (None: memory is off here)."""
+        ``reach`` allows (None: memory is off here), which are added to ``found``."""
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
         history = history_messages(recent, req.user_id)
@@ -314,7 +316,7 @@ class TurnPipeline:
         await self.pacer.wait()  # the query's embedding request (bot.process.pacing)
         memories = await self._memory_tools.recall_lines(
             req.user_id, question[:RECALL_QUERY_CHARS], reach, k=RECALL_K,
-            max_chars=MEMORY_LINE_CHARS)  # None: the store is down, answer without memory
+            max_chars=MEMORY_LINE_CHARS, recalled=found)  # None: the store is down, answer without memory
         return history, memories
 
     async def _emit(self, on_event: EventCallback | None, event: AgentEvent) -> None:

@@ -16,6 +16,10 @@ landed or never will, so it is neither undone while it may land nor made twice. 
 (same time, in order), so the buffer holds whole exchanges in the order the channel answered
 them. A turn cancelled while storing finishes storing before the cancellation goes on.
 
+The person's message and facts carry what the memory ranks by (who said it, the lines of their
+conversation just before it, its relative dates resolved: bot.turn_store.recall_fields); the
+trace keeps which memories the turn recalled (by id and rank, for /trace).
+
 A private answer (a private /ask, bot.turn.requests) stores no buffer rows: it never reaches the
 channel's conversation, so no other person's turn reads it; its memory items go to the scope
 bot.turn.privacy gives it. A turn that did not end answered (step limit, no usable answer) stores its trace only: a
@@ -38,6 +42,7 @@ from typing import Any
 
 from agent.events import AgentEvent, RunEnded
 from bot.turn_store.coalescing import CoalescingAdder
+from bot.turn_store.recall_fields import before_lines, recall_fields
 from bot.errors import sentence_for
 from bot.turn.history import answered_person
 from bot.turn.privacy import MemoryPolicy, Visibility
@@ -48,7 +53,7 @@ from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
 from memory.errors import StoreUnavailable
 from memory.semantic import AddItem, UserMemory
-from memory.stores.traces import TraceRecord, TraceStore
+from memory.stores.traces import Recalled, TraceRecord, TraceStore
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 
 __all__ = ["CONTEXT_MAX_AGE_S", "TurnStore", "exchange_items", "has_visible_text"]
@@ -71,7 +76,8 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
                    visibility: Visibility = "public") -> list[tuple[str, dict[str, Any]]]:
     """What one answered exchange puts in the person's semantic memory: [(text, metadata)].
 
-    - The person's message (kind "exchange"). When it is short (at most SHORT_MESSAGE_WORDS
+    - The person's message (kind "exchange"), with its Discord `message_id` when it was one
+      (a slash command's question is not a message). When it is short (at most SHORT_MESSAGE_WORDS
       words) and `previous` (what it answered: the channel's message before it, see
       ``TurnStore._context_of``) is given, that text rides along as metadata `context`,
       which the memory embeds and keyword-indexes with the text while showing the text alone:
@@ -89,6 +95,8 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
     q = _clip(question, EXCHANGE_QUESTION_CHARS)
     message: dict[str, Any] = {"channel_id": req.channel_id, "trace_id": trace_id, "kind": "exchange",
                                "visibility": visibility}
+    if req.message_id:  # the person's Discord message: /memory show and /trace link to it
+        message["message_id"] = req.message_id
     if previous and previous.strip() and len(question.split()) <= SHORT_MESSAGE_WORDS:
         message["index_only_context" if previous_theirs else "context"] = _clip(" ".join(previous.split()),
                                                                                 CONTEXT_CHARS)
@@ -171,11 +179,13 @@ class TurnStore:
 
     async def persist(self, req: TurnRequest, question: str, end: RunEnded,
                       events: Sequence[AgentEvent], trace_id: str, facts: list[str], *,
-                      remember: bool = True) -> None:
+                      remember: bool = True, recalled: Sequence[Recalled] = ()) -> None:
         """Persist, shielded: a turn cancelled while it is being stored (shutdown) finishes
         the write (or its compensation) before the cancellation goes on. ``remember`` False
-        (memory switched off for the place) stores no memory items."""
-        task = asyncio.ensure_future(self._persist(req, question, end, events, trace_id, facts, remember))
+        (memory switched off for the place) stores no memory items; ``recalled`` (the memories
+        the turn recalled) goes into its trace."""
+        task = asyncio.ensure_future(self._persist(req, question, end, events, trace_id, facts, remember,
+                                                   tuple(recalled)))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -188,7 +198,7 @@ class TurnStore:
 
     async def _persist(self, req: TurnRequest, question: str, end: RunEnded,
                        events: Sequence[AgentEvent], trace_id: str, facts: list[str],
-                       remember: bool) -> None:
+                       remember: bool, recalled: tuple[Recalled, ...] = ()) -> None:
         answered = end.outcome == "answered"
         answer = end.answer.strip() or sentence_for(end.outcome)
         when = self._now()
@@ -201,13 +211,16 @@ class TurnStore:
                 previous, theirs = await self._context_of(req, question, when)
                 place = self._policy.store_scope(req.guild_id, req.private)
                 visibility = self._policy.visibility(req.guild_id, req.private)
+                facts = [fact for fact in facts if has_visible_text(fact)]  # an invisible one is refused
+                said, *kept = await self._recall_fields(req, question, facts, when,
+                                                        context=bool(previous and previous.strip()))
                 items: list[AddItem] = [
-                    (req.user_id, text, meta, place)
+                    (req.user_id, text, {**meta, **said} if meta["kind"] == "exchange" else meta, place)
                     for text, meta in exchange_items(req, question, answer, trace_id, previous=previous,
                                                      previous_theirs=theirs, visibility=visibility)]
                 items += [(req.user_id, fact, {"channel_id": req.channel_id, "trace_id": trace_id,
-                                               "kind": "fact", "visibility": visibility}, place)
-                          for fact in facts if has_visible_text(fact)]  # an invisible one is refused
+                                               "kind": "fact", "visibility": visibility, **fields}, place)
+                          for fact, fields in zip(facts, kept, strict=True)]
                 await self.writes.announce(trace_id, req.user_id, when)
                 announced = True
                 # A failed add stays announced: one that timed out may still land (reconcile).
@@ -217,13 +230,14 @@ class TurnStore:
                     log.warning("turn channel=%s: memory write deferred: %s", req.channel_id, exc)
                     deferred = [DeferredItem(text, meta, scope) for _, text, meta, scope in items]
             await self._store_turn(req, question, answer, end, events, trace_id, when, added, announced,
-                                   deferred)
+                                   deferred, recalled)
         finally:
             self._storing.discard(trace_id)
 
     async def _store_turn(self, req: TurnRequest, question: str, answer: str, end: RunEnded,
                           events: Sequence[AgentEvent], trace_id: str, when: datetime,
-                          added: list[str], announced: bool, deferred: Sequence[DeferredItem] = ()) -> None:
+                          added: list[str], announced: bool, deferred: Sequence[DeferredItem] = (),
+                          recalled: tuple[Recalled, ...] = ()) -> None:
         """Buffer rows, trace and the settling of the memory write (or its deferred items,
         written later by bot.turn_store.reconcile): one SQLite transaction."""
         answered = end.outcome == "answered"
@@ -233,7 +247,7 @@ class TurnStore:
             outcome=end.outcome, answer=end.answer, steps=end.steps,
             prompt_tokens=end.usage.prompt_tokens, completion_tokens=end.usage.completion_tokens,
             elapsed_ms=end.elapsed_ms, created_at=when, message_id=None,
-            interaction_id=req.interaction_id,
+            interaction_id=req.interaction_id, recalled=recalled,
         )
         try:
             async with self._db.transaction():
@@ -271,6 +285,17 @@ class TurnStore:
         last = recent[-1]
         author = answered_person(recent, len(recent) - 1) if last.role == "assistant" else last.author_id
         return last.content, author != req.user_id
+
+    async def _recall_fields(self, req: TurnRequest, question: str, facts: Sequence[str], when: datetime, *,
+                             context: bool) -> list[dict[str, str]]:
+        """bot.turn_store.recall_fields for the person's message (with the lines of their own
+        conversation before it, unless it carries `context`), then for each fact: computed in a
+        worker thread (dateparser)."""
+        before = [] if context else before_lines(await self._buffer.recent(req.channel_id, limit=2),
+                                                 req.user_id, when, CONTEXT_MAX_AGE_S)
+        texts = [question, *facts]
+        return await asyncio.to_thread(lambda: [
+            recall_fields(req.display_name, text, when, before if n == 0 else ()) for n, text in enumerate(texts)])
 
     async def _undo_memory(self, user_id: str, item_ids: Sequence[str]) -> bool:
         """Delete the items just added; True when every one is gone."""

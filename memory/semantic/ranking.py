@@ -391,6 +391,11 @@ class RankingConfig:
     keeps only the better item. `speaker_bonus` is added (as a share of the best fused score)
     to the candidates said by a person the question names (`said_by`), `dated_bonus` to those
     that name a date (metadata "dates", resolved when stored) when the question asks when.
+    `keyword_scale` and `dense_scale` ("minmax" or "max") say how "sum" brings each signal's
+    scores to [0, 1] before weighting them (`_signal`). A search takes the best
+    max(`dense_candidates`, 10k) items by dense similarity as candidates (memory.semantic.search).
+    `speaker_keyword_weight` is BM25's weight for a question naming a person who said some
+    of the candidates (items with metadata "speaker"; None: as for any named question).
 
     The defaults are the winners of `bench/retrieval_eval.py` on the tuning splits of both
     of its datasets (docs/decisions/0006-hybrid-ranking.md): dense leads and BM25 weighs in
@@ -400,8 +405,10 @@ class RankingConfig:
     A fusion depth and stripping chatter or time words from the query did not win on both,
     so they are off; time windows and recency matter most for time questions. The speaker and
     dated bonuses won on LoCoMo's tuning part and change nothing on items without `speaker`
-    or `dates` (docs/decisions/0028-locomo-recall.md); a BM25 weight of 2 for named questions
-    won on LoCoMo but lost on the own sets' held-out split, so it stays 1.
+    or `dates` (docs/decisions/0028-locomo-recall.md); a BM25 weight of 2 for every named
+    question won on LoCoMo but lost on the own sets' held-out split, so it stays 1 and is 2
+    only for a question naming a person who said some of the candidates; 200 dense candidates
+    and a speaker bonus of 0.4 won on LoCoMo's tuning part (the second round of 0028).
     """
 
     fusion: str = "sum"
@@ -422,8 +429,12 @@ class RankingConfig:
     strip_time: bool = False
     parse_time: bool = True
     dedupe_threshold: float = 0.9
-    speaker_bonus: float = 0.2
+    speaker_bonus: float = 0.4
     dated_bonus: float = 0.3
+    keyword_scale: str = "minmax"
+    dense_scale: str = "minmax"
+    dense_candidates: int = 200
+    speaker_keyword_weight: float | None = 2.0
 
 
 DEFAULT_CONFIG = RankingConfig()
@@ -446,9 +457,12 @@ def exchange_of(metadata: Mapping[str, object]) -> str | None:
     return None
 
 
-def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig) -> float:
+def keyword_weight_for(plan: QueryPlan, cfg: RankingConfig, *, names_a_speaker: bool = False) -> float:
     """BM25's weight in the fusion for this query: its own for a question about the present
-    state of things (`current_keyword_weight`), more when it names people or things."""
+    state of things (`current_keyword_weight`), more when it names people or things, and
+    `speaker_keyword_weight` when it names a person who said some of the candidates."""
+    if names_a_speaker and cfg.speaker_keyword_weight is not None:
+        return cfg.speaker_keyword_weight
     if plan.current and cfg.current_keyword_weight is not None:
         return cfg.current_keyword_weight
     if plan.about_reply and cfg.asked_keyword_weight is not None:
@@ -475,8 +489,10 @@ def _finite_keyed(scores: Keyed) -> Keyed:
     return keys[finite], values[finite]
 
 
-def _signal(scores: Keyed, weight: float, cfg: RankingConfig) -> Keyed:
-    """One signal's share of the fused score, per key."""
+def _signal(scores: Keyed, weight: float, cfg: RankingConfig, scale: str = "minmax") -> Keyed:
+    """One signal's share of the fused score, per key. With "sum" fusion `scale` says how the
+    scores are brought to [0, 1]: "minmax" over the candidates, or "max" (divided by the best,
+    so a weak match stays weak instead of becoming 0 or 1 by the spread of the others)."""
     if cfg.fusion == "sum" and cfg.fusion_depth is None:
         keys, values = _finite_keyed(scores)  # a sum over every candidate: their order does not matter
     else:
@@ -486,6 +502,8 @@ def _signal(scores: Keyed, weight: float, cfg: RankingConfig) -> Keyed:
     if not len(keys):
         return keys, values
     lo, hi = float(values.min()), float(values.max())
+    if scale == "max" and hi > 0:
+        return keys, weight * (values / hi)
     span = hi - lo
     return keys, weight * ((values - lo) / span) if span > 0 else np.full(len(keys), weight)
 
@@ -522,14 +540,18 @@ def fuse_keyed(
     cfg = config or DEFAULT_CONFIG
     if cfg.fusion not in ("rrf", "sum"):
         raise ValueError(f"unknown fusion method: {cfg.fusion!r}")
+    if {cfg.keyword_scale, cfg.dense_scale} - {"minmax", "max"}:
+        raise ValueError(f"unknown score scaling: {cfg.keyword_scale!r} / {cfg.dense_scale!r}")
     empty = (np.zeros(0, np.int64), np.zeros(0, np.float64))
     if k <= 0:
         return empty
     parts: list[Keyed] = []
     if mode in ("dense", "hybrid"):
-        parts.append(_signal(dense, cfg.dense_weight if mode == "hybrid" else 1.0, cfg))
+        parts.append(_signal(dense, cfg.dense_weight if mode == "hybrid" else 1.0, cfg, cfg.dense_scale))
     if mode in ("keyword", "hybrid"):
-        parts.append(_signal(keyword, keyword_weight_for(plan, cfg) if mode == "hybrid" else 1.0, cfg))
+        names_a_speaker = said_by_named is not None and len(said_by_named) > 0
+        weight = keyword_weight_for(plan, cfg, names_a_speaker=names_a_speaker) if mode == "hybrid" else 1.0
+        parts.append(_signal(keyword, weight, cfg, cfg.keyword_scale))
     windowed = plan.since is not None or plan.until is not None
     timed = windowed or plan.recency_weight > 0
     times = _finite_keyed(created_at) if timed else empty  # in no particular order

@@ -1,7 +1,7 @@
 """One search over one user's cached items: dense and BM25 candidates, then `ranking.fuse_keyed`.
 
 Works on the columns of `memory.semantic.user_items.UserItems` with numpy: the scope is a row mask,
-the dense candidates are the top max(DENSE_CANDIDATES, 10k) rows of the scope by a dot
+the dense candidates are the top max(`RankingConfig.dense_candidates`, 10k) rows of the scope by a dot
 product of unit vectors, the keyword scores come from the incremental BM25 index over the
 scope's rows, and the candidates (plus, when the query has a time window, the scope's items
 inside it) go to `ranking.fuse_keyed` as arrays of rows, with which of them are the bot's
@@ -27,9 +27,8 @@ from memory.semantic import ranking
 from memory.semantic.search_timing import Laps
 from memory.semantic.user_items import UserItems
 
-__all__ = ["DENSE_CANDIDATES", "SEARCH_MODES", "Prepared", "finish", "prepare", "rank", "similarities"]
+__all__ = ["SEARCH_MODES", "Prepared", "finish", "prepare", "rank", "similarities"]
 
-DENSE_CANDIDATES = 50
 SEARCH_MODES = ("hybrid", "dense", "keyword")
 
 
@@ -90,7 +89,7 @@ def finish(items: UserItems, prepared: Prepared, plan: ranking.QueryPlan, search
     if vector is not None and mode != "keyword":
         rows = np.flatnonzero(mask)
         similarity = similarities(items.matrix, rows, vector)
-        n = min(len(rows), max(DENSE_CANDIDATES, 10 * k))
+        n = min(len(rows), max(config.dense_candidates, 10 * k))
         top = np.argpartition(-similarity, n - 1)[:n] if n < len(rows) else np.arange(len(rows))
         dense = (rows[top], similarity[top])
     lap("dense")
@@ -172,13 +171,14 @@ def _kinds_and_exchanges(items: UserItems, plan: ranking.QueryPlan, config: rank
 def _who_and_when(items: UserItems, plan: ranking.QueryPlan, config: ranking.RankingConfig,
                   candidates: np.ndarray, key_of: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The keys of the candidates said by a person the question names (metadata "speaker",
-    `ranking.said_by`) and of those naming a date (metadata "dates"), read from the candidates'
-    metadata only when the plan and `config` use them (a question naming someone, asking when)."""
-    who = config.speaker_bonus > 0 and bool(plan.named)
+    `ranking.said_by`, asked once per distinct speaker) and of those naming a date (metadata
+    "dates"), only when the plan and `config` use them (a question naming someone, asking
+    when): `UserItems.who_and_dated` reads them as columns, decoding a row's metadata once."""
+    who = (config.speaker_bonus > 0 or config.speaker_keyword_weight is not None) and bool(plan.named)
     when = config.dated_bonus > 0 and plan.asks_when
     if not (who or when) or not len(candidates):
         return None, None
-    metas = [items.items[row].metadata for row in candidates.tolist()]
-    said = [n for n, meta in enumerate(metas) if who and ranking.said_by(plan, meta.get("speaker"))]
-    dated = [n for n, meta in enumerate(metas) if when and meta.get("dates")]
-    return key_of[np.array(said, np.int64)], key_of[np.array(dated, np.int64)]
+    codes, dated, speakers = items.who_and_dated(candidates)
+    named = [code for name, code in speakers.items() if ranking.said_by(plan, name)] if who else []
+    said = np.flatnonzero(np.isin(codes, named)) if named else np.zeros(0, np.int64)
+    return key_of[said], key_of[np.flatnonzero(dated) if when else np.zeros(0, np.int64)]

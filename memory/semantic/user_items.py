@@ -79,6 +79,9 @@ def _text_bytes(item: StoredItem) -> int:
     return 2 * len(item.text) + sum(len(str(v)) for v in item.metadata.values())
 
 
+UNREAD = -2  # UserItems._who of a row whose metadata was not read yet
+
+
 class UserItems:
     """A user's items: rows of ids, texts, metadata, vectors, times and scopes, plus BM25."""
 
@@ -97,6 +100,11 @@ class UserItems:
         self._reply = np.zeros(0, bool)
         self._exchange = np.zeros(0, np.int32)
         self._exchanges: dict[str, int] = {}
+        # who said each row (a code into _speakers; -1: no one named; UNREAD: not read yet) and
+        # whether it names a date: read from a row's metadata the first time a search needs them
+        self._who = np.zeros(0, np.int32)
+        self._dated = np.zeros(0, bool)
+        self._speakers: dict[str, int] = {}
         self._text_bytes = 0
         self.unsaved = 0  # rows appended since the owner last scheduled a snapshot (it resets this)
         # the user's write token (memory.semantic.write_tokens) these rows are known to be current for;
@@ -196,7 +204,7 @@ class UserItems:
     def nbytes(self) -> int:
         """About how much memory these items take in this process (the cache's measure)."""
         arrays = sum(a.nbytes for a in (self._matrix, self._created, self._scope, self._alive, self._reply,
-                                        self._exchange))
+                                        self._exchange, self._who, self._dated))
         return arrays + self._text_bytes + _ROW_OVERHEAD * len(self.ids) + self.keywords.nbytes
 
     @property
@@ -218,6 +226,19 @@ class UserItems:
         """Each row's exchange code (`ranking.exchange_of`; -1 for none): equal codes, one exchange."""
         return self._exchange[: len(self.ids)]
 
+    def who_and_dated(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+        """For these rows: who said each (a code of the returned names; -1 for no one named,
+        metadata "speaker") and whether each names a date (metadata "dates"), with the codes
+        of the speakers' names. Each row's metadata is decoded the first time it is asked for,
+        then read from columns (a search asks for hundreds of candidates). The caller holds `lock`."""
+        unread = rows[self._who[rows] == UNREAD]
+        for row in unread.tolist():
+            meta = self.items[row].metadata
+            speaker = meta.get("speaker")
+            self._who[row] = self._speakers.setdefault(speaker, len(self._speakers)) if isinstance(speaker, str) else -1
+            self._dated[row] = bool(meta.get("dates"))
+        return self._who[rows], self._dated[rows], self._speakers
+
     def _grow(self, rows: int, dimension: int) -> None:
         if self._matrix.shape[1] != dimension and len(self.ids):
             raise ValueError(f"vectors of {dimension} dimensions added to items of {self._matrix.shape[1]}")
@@ -230,9 +251,10 @@ class UserItems:
             stop = min(len(self.ids), start + _COPY_ROWS)
             matrix[start:stop] = self._matrix[start:stop]
         self._matrix = matrix
-        for name, dtype in (("_created", np.float64), ("_scope", np.int32), ("_alive", bool), ("_reply", bool),
-                            ("_exchange", np.int32)):
-            column = np.zeros(capacity, dtype)
+        for name, dtype, empty in (("_created", np.float64, 0), ("_scope", np.int32, 0), ("_alive", bool, False),
+                                   ("_reply", bool, False), ("_exchange", np.int32, 0), ("_who", np.int32, UNREAD),
+                                   ("_dated", bool, False)):
+            column = np.full(capacity, empty, dtype)
             column[: len(self.ids)] = getattr(self, name)[: len(self.ids)]
             setattr(self, name, column)
 

@@ -166,9 +166,17 @@ m007_person_and_age_indexes = Migration(
     ),
 )
 
+# The memories an answer recalled, by item id and rank (JSON), for /trace (memory.stores.traces):
+# the items themselves stay in the memory store, so a forgotten one is gone from the trace too.
+m008_trace_recalled = Migration(
+    8,
+    "m008_trace_recalled",
+    ("ALTER TABLE traces ADD COLUMN recalled_json TEXT",),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
                                      m005_token_usage, m006_deferred_memory_writes,
-                                     m007_person_and_age_indexes)
+                                     m007_person_and_age_indexes, m008_trace_recalled)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

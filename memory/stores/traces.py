@@ -2,7 +2,9 @@
 
 One row per run: who asked where, the question, the agent's events (their ``to_dict()`` form,
 stored as one JSON text; a value JSON cannot hold is stored as its str()), the outcome, answer,
-step and token counts, and the Discord message or interaction holding the answer. Indexed by
+step and token counts, the Discord message or interaction holding the answer, and the memories
+the answer recalled (``Recalled``: item id, rank and which search; the items' words stay in the
+memory store alone, so forgetting an item leaves no copy of it here). Indexed by
 message id, interaction id and (user, channel, time) for "the last answer I got here". Traces older than the retention
 period (TRACE_RETENTION_DAYS) are deleted by ``prune``.
 
@@ -20,7 +22,20 @@ from datetime import datetime
 
 from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 
-__all__ = ["TraceRecord", "TraceStore"]
+__all__ = ["MAX_RECALLED", "Recalled", "TraceRecord", "TraceStore"]
+
+MAX_RECALLED = 200  # memories kept per trace (a turn recalls a few per search, a search per step)
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """One memory an answer recalled: the memory item's id, its rank (1 = best) in the search
+    that found it, and that search: "prompt" (the turn's own recall) or "tool" (the model's
+    recall_memory calls, numbered in order: "tool 1", "tool 2", ...)."""
+
+    item_id: str
+    rank: int
+    search: str = "prompt"
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +59,24 @@ class TraceRecord:
     created_at: datetime  # timezone-aware
     message_id: str | None = None
     interaction_id: str | None = None
+    recalled: tuple[Recalled, ...] = ()
+
+
+def _recalled_json(recalled: tuple[Recalled, ...]) -> str | None:
+    if not isinstance(recalled, tuple) or not all(isinstance(r, Recalled) for r in recalled):
+        raise TypeError("recalled must be a tuple of Recalled")
+    if not recalled:
+        return None
+    for one in recalled:
+        require_id("recalled item_id", one.item_id)
+        _require_count("recalled rank", one.rank)
+    return json.dumps([[r.item_id, r.rank, r.search] for r in recalled[:MAX_RECALLED]])
+
+
+def _recalled_of(text: str | None) -> tuple[Recalled, ...]:
+    if not text:
+        return ()
+    return tuple(Recalled(str(item_id), int(rank), str(search)) for item_id, rank, search in json.loads(text))
 
 
 def _require_count(name: str, value: object) -> None:
@@ -86,6 +119,7 @@ def _row_of(rec: TraceRecord) -> tuple[object, ...]:
         epoch_us(rec.created_at),
         rec.message_id,
         rec.interaction_id,
+        _recalled_json(rec.recalled),
     )
 
 
@@ -106,6 +140,7 @@ def _record_of(row: sqlite3.Row) -> TraceRecord:
         created_at=from_epoch_us(row["created_at_us"]),
         message_id=row["message_id"],
         interaction_id=row["interaction_id"],
+        recalled=_recalled_of(row["recalled_json"]),
     )
 
 
@@ -134,8 +169,8 @@ class TraceStore:
             await self._db.execute(
                 "INSERT INTO traces (trace_id, channel_id, guild_id, user_id, question, events_json,"
                 " outcome, answer, steps, prompt_tokens, completion_tokens, elapsed_ms,"
-                " created_at_us, message_id, interaction_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at_us, message_id, interaction_id, recalled_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
         except sqlite3.IntegrityError as exc:

@@ -64,7 +64,7 @@ async def test_an_add_that_timed_out_but_landed_later_is_written_once(
     stored with its write deferred, yet the worker thread finishes the add a second later.
     Making the deferred write deletes what landed first, so each item exists once."""
     async def slow_fact(texts: list[str]) -> None:
-        if "Their bike is blue" in texts:  # the fact, embedded only when the turn stores it
+        if any(t.endswith("Their bike is blue") for t in texts):  # the fact ("Alice: ..."), embedded when stored
             await asyncio.sleep(1.5)
 
     fake.before_embed = slow_fact

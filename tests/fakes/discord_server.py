@@ -656,6 +656,21 @@ class FakeDiscord(LoopbackServer):
         return await self._dispatch_interaction(3, msg.channel_id, user_id, data, name=custom_id,
                                                 source=msg)
 
+    async def choose(self, message_id: str, custom_id: str, values: list[str], user_id: str) -> FakeInteraction:
+        """A person picks ``values`` in a string select menu of a bot message; dispatches
+        INTERACTION_CREATE (type 3, component type 3). Values the menu does not offer raise,
+        as Discord's client offers only its options."""
+        msg = self.messages[message_id]
+        menu = next((c for row in msg.components for c in row.get("components", [])
+                     if c.get("custom_id") == custom_id and c.get("type") == 3), None)
+        if menu is None:
+            raise KeyError(f"message {message_id} has no select menu {custom_id!r}: {msg.custom_ids()}")
+        offered = {o["value"] for o in menu.get("options", [])}
+        if not set(values) <= offered or not menu.get("min_values", 1) <= len(values) <= menu.get("max_values", 1):
+            raise ValueError(f"select {custom_id!r} offers {sorted(offered)}, not {values}")
+        data = {"custom_id": custom_id, "component_type": 3, "values": list(values)}
+        return await self._dispatch_interaction(3, msg.channel_id, user_id, data, name=custom_id, source=msg)
+
     async def submit_modal(self, opened: FakeInteraction, values: dict[str, str],
                            user_id: str | None = None) -> FakeInteraction:
         """A person fills in the modal the bot answered ``opened`` with (callback type 9) and

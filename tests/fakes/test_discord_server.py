@@ -16,7 +16,7 @@ from discord.ext import commands
 
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_ratelimit import RateLimiter
-from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.discord_server import FakeDiscord, FakeMessage
 
 
 @dataclass
@@ -450,8 +450,22 @@ async def test_defer_after_the_deadline_is_refused_as_unknown_interaction() -> N
     assert not inter.acknowledged
 
 
-async def test_component_click_updates_the_message(world: World) -> None:
+@contextlib.asynccontextmanager
+async def _prompted(world: World, view: Callable[[], discord.ui.View]) -> AsyncIterator[FakeMessage]:
+    """A bot answering /ask with an ephemeral message carrying ``view()``: that message, while it runs."""
     bot = MiniBot()
+
+    async def ask(interaction: discord.Interaction, question: str) -> None:
+        await interaction.response.send_message("?", view=view(), ephemeral=True)
+
+    bot.on_ask = ask
+    async with running(bot, world.fake.token):
+        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "q"})
+        await world.fake.wait_for_response(inter, "callback")
+        yield world.fake.messages[inter.original_message_id]
+
+
+async def test_component_click_updates_the_message(world: World) -> None:
     clicked: list[int] = []
 
     class Confirm(discord.ui.View):
@@ -460,20 +474,32 @@ async def test_component_click_updates_the_message(world: World) -> None:
             clicked.append(interaction.user.id)
             await interaction.response.edit_message(content="forgotten", view=None)
 
-    async def ask(interaction: discord.Interaction, question: str) -> None:
-        await interaction.response.send_message("sure?", view=Confirm(), ephemeral=True)
-
-    bot.on_ask = ask
-    async with running(bot, world.fake.token):
-        inter = await world.fake.invoke_command(world.channel_id, world.alice, "ask", {"question": "forget"})
-        await world.fake.wait_for_response(inter, "callback")
-        prompt = world.fake.messages[inter.original_message_id]
+    async with _prompted(world, Confirm) as prompt:
         assert prompt.ephemeral and prompt.custom_ids() == ["forget:yes"]
         click = await world.fake.click_button(prompt.id, "forget:yes", world.alice)
         event = await world.fake.wait_for_response(click, "callback")
     assert event.callback_type == 7
     assert prompt.content == "forgotten" and prompt.components == []
     assert clicked == [int(world.alice)]
+
+
+async def test_a_select_menu_choice_reaches_the_view_with_the_values_picked(world: World) -> None:
+    picked: list[list[str]] = []
+
+    class Pick(discord.ui.View):
+        @discord.ui.select(custom_id="pick", options=[discord.SelectOption(label=n, value=n) for n in ("1", "2")])
+        async def pick(self, interaction: discord.Interaction, select: discord.ui.Select[Any]) -> None:
+            picked.append(list(select.values))
+            await interaction.response.edit_message(content=f"picked {select.values[0]}", view=None)
+
+    async with _prompted(world, Pick) as prompt:
+        with pytest.raises(ValueError, match="offers"):
+            await world.fake.choose(prompt.id, "pick", ["3"], world.alice)  # not an option
+        with pytest.raises(KeyError, match="no select menu"):
+            await world.fake.choose(prompt.id, "nope", ["1"], world.alice)
+        choice = await world.fake.choose(prompt.id, "pick", ["2"], world.alice)
+        await world.fake.wait_for_response(choice, "callback")
+    assert picked == [["2"]] and prompt.content == "picked 2" and prompt.components == []
 
 
 async def test_invoking_a_command_that_was_never_synced_is_a_test_error(world: World) -> None:

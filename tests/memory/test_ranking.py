@@ -457,3 +457,47 @@ def test_bonuses_never_bring_in_an_item_neither_search_found() -> None:
     ranked = fuse(plan, dense={"found": 0.5}, keyword={}, created_at={}, now=NOW, k=5, config=cfg,
                   speakers={"found": "Caroline", "unfound": "Melanie"}, dated={"unfound"})
     assert [i for i, _ in ranked] == ["found"]
+
+
+def test_keyword_scores_scaled_by_their_max_keep_a_weak_match_weak_not_zero() -> None:
+    keyword = {"a": 8.0, "b": 4.0, "c": 2.0}
+    cfg = replace(DEFAULT_CONFIG, keyword_weight=1.0, name_keyword_weight=None)
+    minmax = dict(fuse(NO_TIME, dense={}, keyword=keyword, created_at={}, now=NOW, k=10,
+                       config=replace(cfg, keyword_scale="minmax")))
+    by_max = dict(fuse(NO_TIME, dense={}, keyword=keyword, created_at={}, now=NOW, k=10,
+                       config=replace(cfg, keyword_scale="max")))
+    assert minmax == pytest.approx({"a": 1.0, "b": 1 / 3, "c": 0.0})
+    assert by_max == pytest.approx({"a": 1.0, "b": 0.5, "c": 0.25})
+
+
+def test_dense_scores_scaled_by_their_max_keep_their_ratios() -> None:
+    ranked = dict(fuse(NO_TIME, dense={"a": 0.8, "b": 0.4}, keyword={}, created_at={}, now=NOW, k=10,
+                       config=replace(DEFAULT_CONFIG, dense_scale="max")))
+    assert ranked == pytest.approx({"a": 1.0, "b": 0.5})
+
+
+def test_one_keyword_match_or_only_zero_scores_are_scaled_without_dividing_by_zero() -> None:
+    cfg = replace(DEFAULT_CONFIG, keyword_weight=1.0, name_keyword_weight=None, keyword_scale="max")
+    assert dict(fuse(NO_TIME, dense={}, keyword={"a": 3.0}, created_at={}, now=NOW, k=10, config=cfg)) == {"a": 1.0}
+    zeros = dict(fuse(NO_TIME, dense={}, keyword={"a": 0.0, "b": 0.0}, created_at={}, now=NOW, k=10, config=cfg))
+    assert zeros == {"a": 1.0, "b": 1.0}  # no spread, no best: each counts whole, as with min-max
+
+
+def test_an_unknown_score_scaling_is_refused() -> None:
+    with pytest.raises(ValueError, match="scaling"):
+        fuse(NO_TIME, dense={"a": 1.0}, keyword={}, created_at={}, now=NOW, k=5,
+             config=replace(DEFAULT_CONFIG, keyword_scale="log"))
+
+
+def test_bm25_weighs_speaker_keyword_weight_when_the_question_names_a_speaker_of_the_candidates() -> None:
+    plan = plan_query("What did Caroline paint?", NOW)
+    dense, keyword = {"a": 0.9, "b": 0.1}, {"a": 1.0, "b": 5.0}
+    cfg = replace(DEFAULT_CONFIG, speaker_bonus=0.0, name_keyword_weight=0.5, speaker_keyword_weight=3.0)
+    spoken = fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=cfg,
+                  speakers={"a": "Caroline", "b": "Melanie"})
+    assert dict(spoken) == pytest.approx({"a": 1.0, "b": 3.0})  # BM25 at 3, dense at 1 (min-max)
+    unspoken = fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=cfg,
+                    speakers={"a": "Melanie", "b": "Melanie"})  # she said none of them
+    assert dict(unspoken) == pytest.approx({"a": 1.0, "b": 0.5})
+    without = fuse(plan, dense=dense, keyword=keyword, created_at={}, now=NOW, k=2, config=cfg)  # no speakers kept
+    assert dict(without) == pytest.approx({"a": 1.0, "b": 0.5})

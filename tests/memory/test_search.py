@@ -13,7 +13,7 @@ import pytest
 
 from memory.semantic import ranking
 from memory.semantic.chroma_backend import StoredItem
-from memory.semantic.search import DENSE_CANDIDATES, finish, prepare, rank, similarities
+from memory.semantic.search import finish, prepare, rank, similarities
 from memory.semantic.search_timing import Laps
 from memory.semantic.user_items import UserItems
 
@@ -43,7 +43,7 @@ def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, sco
     """What `rank` must give: `fuse` over dicts of the scope's candidates."""
     rows = np.flatnonzero(items.mask(scope))
     similarity = items.matrix[rows] @ vector
-    best = rows[np.argsort(-similarity, kind="stable")[: max(DENSE_CANDIDATES, 10 * k)]]
+    best = rows[np.argsort(-similarity, kind="stable")[: max(config.dense_candidates, 10 * k)]]
     dense = {items.ids[r]: float(items.matrix[r] @ vector) for r in best}
     found, scores = items.keywords.scores(plan.search_text, items.mask(scope))
     keyword = {items.ids[r]: s for r, s in zip(found.tolist(), scores.tolist(), strict=True)}
@@ -65,7 +65,8 @@ def reference(items: UserItems, plan: ranking.QueryPlan, vector: np.ndarray, sco
     ranking.RankingConfig(fusion="rrf", name_keyword_weight=None, current_keyword_weight=None,
                           asked_keyword_weight=None, asked_reply_weight=1.0, one_per_exchange=False),
     ranking.RankingConfig(reply_weight=0.5, asked_reply_weight=3.0, one_per_exchange=True),
-], ids=["defaults", "previous", "replies-weighted"])
+    ranking.RankingConfig(dense_candidates=200, keyword_scale="max"),
+], ids=["defaults", "previous", "replies-weighted", "200-dense-candidates"])
 def test_rank_orders_candidates_as_fuse_does(mode: str, query: str, scope: str | None,
                                              config: ranking.RankingConfig) -> None:
     items = user_items(400)
@@ -163,3 +164,35 @@ def test_dense_similarities_over_many_or_few_rows_is_the_dot_product() -> None:
     vector = items.matrix[5]
     for rows in (np.arange(400), np.arange(0, 400, 9)):  # all rows, and fewer than a quarter
         assert np.allclose(similarities(items.matrix, rows, vector), items.matrix[rows] @ vector, atol=1e-6)
+
+
+def _spoken(n: int) -> StoredItem:
+    speaker = {0: "Caroline", 1: "Melanie"}.get(n % 3)  # every third row names no one
+    meta = {"created_at": float(n), "scope": "dm", **({"speaker": speaker} if speaker else {}),
+            **({"dates": "7 May 2023"} if n % 4 == 0 else {})}
+    return StoredItem(f"item-{n:03d}", f"turn {n}", meta)
+
+
+def _who(items: UserItems, rows: np.ndarray) -> tuple[list[str | None], list[bool]]:
+    codes, dated, speakers = items.who_and_dated(rows)
+    names = {code: name for name, code in speakers.items()}
+    return [names.get(int(c)) for c in codes], dated.tolist()
+
+
+def test_who_said_a_row_and_whether_it_names_a_date_are_read_as_columns() -> None:
+    items = UserItems(0)
+    items.append([_spoken(n) for n in range(6)], np.eye(6, 4, dtype=np.float32))
+    assert _who(items, np.array([4, 0, 5])) == (["Melanie", "Caroline", None], [True, True, False])
+    assert _who(items, np.array([], np.int64)) == ([], [])
+
+
+def test_who_and_dated_hold_for_rows_appended_later_and_for_restored_items() -> None:
+    items = UserItems(0)
+    items.append([_spoken(n) for n in range(3)], np.eye(3, 4, dtype=np.float32))
+    assert _who(items, np.arange(3))[0] == ["Caroline", "Melanie", None]  # read, then the columns grow
+    items.append([_spoken(n) for n in range(3, 40)], np.ones((37, 4), np.float32) / 2)
+    expected = ([_spoken(n).metadata.get("speaker") for n in range(40)],
+                [bool(_spoken(n).metadata.get("dates")) for n in range(40)])
+    assert _who(items, np.arange(40)) == expected
+    restored = UserItems.from_columns(1, items.columns())
+    assert _who(restored, np.arange(40)) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from datetime import datetime
@@ -10,7 +11,15 @@ import pytest
 
 from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
-from memory.stores.traces import BY_INTERACTION_SQL, BY_MESSAGE_SQL, LAST_FOR_SQL, TraceRecord, TraceStore
+from memory.stores.traces import (
+    BY_INTERACTION_SQL,
+    BY_MESSAGE_SQL,
+    LAST_FOR_SQL,
+    MAX_RECALLED,
+    Recalled,
+    TraceRecord,
+    TraceStore,
+)
 
 Make = Callable[..., TraceRecord]
 
@@ -19,6 +28,33 @@ async def test_a_saved_trace_reads_back_equal(traces: TraceStore, make_trace: Ma
     rec = make_trace(1, message_id="1180000000000000001", interaction_id="1190000000000000001")
     await traces.save(rec)
     assert await traces.get("trace-1") == rec
+
+
+async def test_the_recalled_memories_read_back_in_order_with_rank_and_search(
+        traces: TraceStore, make_trace: Make, db: Database) -> None:
+    recalled = (Recalled("item-b", 1), Recalled("item-a", 2), Recalled("item-a", 1, "tool 1"))
+    await traces.save(dataclasses.replace(make_trace(0), recalled=recalled))
+    assert (await traces.get("trace-0")).recalled == recalled
+    raw = (await db.fetchone("SELECT recalled_json FROM traces WHERE trace_id = 'trace-0'"))[0]
+    assert "item-b" in raw and "text" not in raw  # ids only: the words stay in the memory store
+
+
+async def test_a_trace_without_recalled_memories_reads_back_an_empty_tuple(traces: TraceStore, make_trace: Make) -> None:
+    await traces.save(make_trace(0))
+    assert (await traces.get("trace-0")).recalled == ()
+
+
+async def test_a_huge_recall_keeps_the_first_max_recalled(traces: TraceStore, make_trace: Make) -> None:
+    many = tuple(Recalled(f"item-{n}", n % 5 + 1, f"tool {n // 5}") for n in range(MAX_RECALLED + 50))
+    await traces.save(dataclasses.replace(make_trace(0), recalled=many))
+    assert (await traces.get("trace-0")).recalled == many[:MAX_RECALLED]
+
+
+@pytest.mark.parametrize("bad", [(Recalled("", 1),), (Recalled("x", -1),), [Recalled("x", 1)], ("x",)])
+async def test_malformed_recalled_memories_are_refused(traces: TraceStore, make_trace: Make, bad: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        await traces.save(dataclasses.replace(make_trace(0), recalled=bad))
+    assert await traces.get("trace-0") is None
 
 
 async def test_an_unknown_trace_id_gives_none(traces: TraceStore) -> None:

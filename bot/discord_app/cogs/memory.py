@@ -1,9 +1,12 @@
-"""`/memory show | export | forget`: a person sees, downloads or erases what the bot keeps.
+"""`/memory show | export | forget [item]`: a person sees, downloads or erases what the bot keeps.
 
 Everything is ephemeral. In a guild it covers what the person said in that guild (in public
 and in private answers; everywhere with MEMORY_SCOPE=global), in a DM (private to them)
-everything they said anywhere: bot.turn.privacy. Forgetting asks for confirmation first, then
-erases all the bot keeps of their words there (bot.forgetting) and says what.
+everything they said anywhere: bot.turn.privacy. `show` pages numbered entries with their date,
+place and a link to the message, older ones on a subject marked (bot.memory_audit), and a
+select menu to forget one entry of the page. `forget` with an entry's number forgets that
+entry; without, all the bot keeps of their words there (bot.forgetting). Both ask for
+confirmation first, then say what was forgotten.
 """
 
 from __future__ import annotations
@@ -12,26 +15,20 @@ from typing import TYPE_CHECKING
 
 import io
 import json
-from datetime import UTC, datetime
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.interactions import tell
-from bot.discord_app.views import ConfirmView, PagerView, paginate
-from bot.turn.memory_tools import memory_entries
+from bot.discord_app.memory_audit_views import MemoryPagerView, entry_pages, forget_prompt
+from bot.discord_app.views import ConfirmView
+from bot.memory_audit import AuditEntry
 
 if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
     from bot.services import PersonMemoryService
 
 __all__ = ["MemoryCog"]
-
-
-def _when(created_at: float | None) -> str:
-    if created_at is None:
-        return "?"
-    return datetime.fromtimestamp(created_at, UTC).strftime("%Y-%m-%d")
 
 
 class MemoryCog(commands.Cog):
@@ -49,18 +46,22 @@ class MemoryCog(commands.Cog):
     @memory.command(name="show", description="See what I remember about you here")
     async def show(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        items = await self.store.memory_items(*self._ids(interaction))
-        if not items:
+        user_id, guild_id = self._ids(interaction)
+        entries = await self.store.memory_entries(user_id, guild_id)
+        if not entries:
             await tell(interaction, "I don't remember anything about you here.")
             return
-        lines = [f"{i}. [{_when(entry.created_at)}] {entry.text}" for i, entry in enumerate(memory_entries(items), 1)]
-        pages = paginate(lines)
-        if len(pages) == 1:
-            await interaction.followup.send(pages[0], ephemeral=True)
-            return
-        view = PagerView(interaction.user.id, pages)
+        view = MemoryPagerView(interaction.user.id, entry_pages(entries),
+                               lambda entry: self._forget_entry(user_id, guild_id, entry))
         view.origin = interaction  # the followup fills the deferred original response
         await interaction.followup.send(view.page_text(), view=view, ephemeral=True)
+
+    async def _forget_entry(self, user_id: str, guild_id: str | None, entry: AuditEntry) -> str:
+        gone = await self.store.forget_items(user_id, guild_id, entry.item_ids)
+        if not gone:
+            return f"Memory {entry.number} was already gone."
+        return (f"Done: I forgot memory {entry.number} ({gone} item(s)). Your message stays in the channel's "
+                f"recent conversation until it ages out; `/memory forget` erases everything.")
 
     @memory.command(name="export", description="Download what I remember about you here as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
@@ -70,9 +71,14 @@ class MemoryCog(commands.Cog):
         file = discord.File(io.BytesIO(data.encode("utf-8")), filename="memory.json")
         await interaction.followup.send(f"{len(items)} item(s).", file=file, ephemeral=True)
 
-    @memory.command(name="forget", description="Erase what I remember about you here")
-    async def forget(self, interaction: discord.Interaction) -> None:
+    @memory.command(name="forget", description="Erase what I remember about you here, or one memory")
+    @app_commands.describe(item="The number of one memory in /memory show (default: everything here)")
+    async def forget(self, interaction: discord.Interaction,
+                     item: app_commands.Range[int, 1, 1_000_000] | None = None) -> None:
         user_id, guild_id = self._ids(interaction)
+        if item is not None:
+            await self._forget_one(interaction, user_id, guild_id, item)
+            return
 
         async def erase() -> str:
             return (await self.store.memory_forget(user_id, guild_id)).summary()
@@ -83,3 +89,20 @@ class MemoryCog(commands.Cog):
             "Erase everything I keep of what you said here (memories, your messages and my answers "
             "in channel histories, answer traces)? This cannot be undone.", view=view, ephemeral=True
         )
+
+    async def _forget_one(self, interaction: discord.Interaction, user_id: str, guild_id: str | None,
+                          number: int) -> None:
+        """`/memory forget <number>`: the entry of that number in /memory show, after a confirmation."""
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        entries = await self.store.memory_entries(user_id, guild_id)
+        entry = next((e for e in entries if e.number == number), None)
+        if entry is None:
+            await tell(interaction, f"There is no memory {number} here: `/memory show` lists {len(entries)}.")
+            return
+
+        async def erase() -> str:
+            return await self._forget_entry(user_id, guild_id, entry)
+
+        view = ConfirmView(interaction.user.id, erase)
+        view.origin = interaction
+        await interaction.followup.send(forget_prompt(entry), view=view, ephemeral=True)

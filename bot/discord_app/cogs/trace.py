@@ -1,8 +1,11 @@
-"""`/trace [message]`: the step-by-step trace of an earlier answer, in a thread under it.
+"""`/trace [message]`: the memories an earlier answer recalled, and its step-by-step trace in a thread under it.
 
 The message is a link or an id; by default, the caller's last answer in this channel. Only the
 person who asked, or a member with Manage Messages in the channel of the answer (not merely in
-the channel where /trace is run), may open the trace of someone's answer.
+the channel where /trace is run), may open the trace of someone's answer. The memories it
+recalled (each with its rank, when and where it was said, an excerpt and a link to the message)
+are the asker's own: they are shown to the asker alone, ephemerally, never in the thread nor to
+a moderator; a memory forgotten since shows as forgotten.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from discord.ext import commands
 
 from bot.discord_app.delivery import post_trace
 from bot.discord_app.interactions import parse_message_ref, tell
+from bot.discord_app.memory_audit_views import recalled_lines
+from bot.discord_app.views import paginate
 
 if TYPE_CHECKING:  # the concrete services, for types only: cogs only call them
-    from bot.services import TraceService
+    from bot.services import PersonMemoryService, TraceService
+    from memory.stores.traces import TraceRecord
 
 __all__ = ["TraceCog"]
 
@@ -25,9 +31,28 @@ __all__ = ["TraceCog"]
 class TraceCog(commands.Cog):
     """The /trace command."""
 
-    def __init__(self, bot: commands.Bot, traces: TraceService) -> None:
+    def __init__(self, bot: commands.Bot, traces: TraceService, memory: PersonMemoryService) -> None:
         self.bot = bot
         self.traces = traces
+        self.memory = memory
+
+    async def _recalled_pages(self, record: TraceRecord) -> list[str]:
+        """The memories the answer recalled, as pages for its asker."""
+        recalled = await self.memory.recalled(record)
+        if not recalled:
+            return ["No memories were recalled for that answer."]
+        return paginate(["Memories recalled for that answer (only you see this):", *recalled_lines(recalled)])
+
+    @staticmethod
+    async def _reply(interaction: discord.Interaction, status: str, pages: list[str]) -> None:
+        """One ephemeral reply: what became of the steps, then the asker's memories (more
+        pages, if any, after it)."""
+        first = f"{status}\n\n{pages[0]}" if pages else status
+        if pages and len(first) > 2000:
+            first, pages = status, [pages[0], *pages]
+        await tell(interaction, first)
+        for page in pages[1:]:
+            await tell(interaction, page)
 
     @staticmethod
     def _moderates(interaction: discord.Interaction, guild_id: str | None, channel: object) -> bool:
@@ -65,19 +90,21 @@ class TraceCog(commands.Cog):
             await tell(interaction, "Only the person who asked, or someone with Manage Messages in the "
                                     "answer's channel, can see that trace.")
             return
+        pages = await self._recalled_pages(record) if record.user_id == str(interaction.user.id) else []
         if record.message_id is None:
-            await tell(interaction, "That answer was private, so its trace cannot be posted in a thread.")
+            await self._reply(interaction, "That answer was private, so its trace cannot be posted in a thread.", pages)
             return
         if not isinstance(channel, discord.abc.Messageable):
-            await tell(interaction, "I can't reach the channel of that answer any more.")
+            await self._reply(interaction, "I can't reach the channel of that answer any more.", pages)
             return
         try:
             anchor = await channel.fetch_message(int(record.message_id))
         except discord.NotFound:
-            await tell(interaction, "That answer's message was deleted, so there is nothing to attach the trace to.")
+            await self._reply(interaction, "That answer's message was deleted, so there is nothing to attach "
+                                           "the trace to.", pages)
             return
         where = await post_trace(anchor, record)
         if isinstance(where, discord.Thread):
-            await tell(interaction, f"Trace posted in {where.mention}.")
+            await self._reply(interaction, f"Trace posted in {where.mention}.", pages)
         else:
-            await tell(interaction, "Trace posted below the answer.")
+            await self._reply(interaction, "Trace posted below the answer.", pages)

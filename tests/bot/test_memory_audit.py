@@ -1,0 +1,85 @@
+"""bot.memory_audit: the numbered entries of /memory show, older ones marked, recalled memories, message links."""
+
+from __future__ import annotations
+
+from memory.semantic import MemoryHit
+from memory.stores.traces import Recalled
+from bot.discord_app.memory_audit_views import entry_pages
+from bot.memory_audit import AuditEntry, audit_entries, message_link, recalled_memories
+
+GUILD, CHANNEL = "100000000000000001", "300000000000000001"
+
+
+def hit(item_id: str, text: str, created: float, kind: str = "fact", trace: str | None = None,
+        scope: str = f"guild:{GUILD}", **extra: object) -> MemoryHit:
+    meta = {"kind": kind, "created_at": created, "scope": scope, "channel_id": CHANNEL, **extra}
+    if trace is not None:
+        meta["trace_id"] = trace
+    return MemoryHit(item_id, text, 0.0, meta)
+
+
+def test_an_exchange_is_one_entry_with_both_items_and_the_persons_message() -> None:
+    entries = audit_entries([hit("a", "I adopted a cat", 1.0, "exchange", "t1", message_id="900"),
+                             hit("b", "Congratulations!", 1.0, "reply", "t1")])
+    assert entries == [AuditEntry(1, "exchange", "you: I adopted a cat / me: Congratulations!", 1.0, GUILD, CHANNEL,
+                                  "900", False, ("a", "b"))]
+
+
+def test_entries_are_numbered_in_order_with_their_place() -> None:
+    entries = audit_entries([hit("a", "one", 1.0), hit("b", "two", 2.0, scope="dm"),
+                             hit("c", "three", 3.0, scope=f"guild:{GUILD}:private")])
+    assert [(e.number, e.text, e.guild_id, e.private) for e in entries] == [
+        (1, "one", GUILD, False), (2, "two", None, True), (3, "three", GUILD, True)]
+
+
+def test_an_older_entry_on_the_same_subject_is_marked_older_and_both_are_kept() -> None:
+    entries = audit_entries([hit("a", "I live in Lyon", 1.0), hit("b", "I like green tea", 2.0),
+                             hit("c", "I moved from Lyon to Berlin", 3.0)])
+    assert [(e.text, e.older) for e in entries] == [
+        ("I live in Lyon", True), ("I like green tea", False), ("I moved from Lyon to Berlin", False)]
+
+
+def test_a_word_said_in_many_entries_marks_nothing_older() -> None:
+    entries = audit_entries([hit(str(n), f"went to the gym on day {n}", float(n)) for n in range(6)])
+    assert not any(e.older for e in entries)
+
+
+def test_my_answer_alone_does_not_make_an_entry_older() -> None:
+    entries = audit_entries([hit("a", "I painted a lake", 1.0, "exchange", "t1"),
+                             hit("b", "The sunset sounds lovely", 1.0, "reply", "t1"),
+                             hit("c", "Any idea for dinner?", 2.0, "exchange", "t2"),
+                             hit("d", "Maybe a sunset picnic by the lake", 2.0, "reply", "t2")])
+    assert [e.older for e in entries] == [False, False]
+
+
+def test_no_items_no_entries_and_malformed_metadata_is_shown_plainly() -> None:
+    assert audit_entries([]) == []
+    odd = MemoryHit("x", "  spaced\n text ", 0.0, {"created_at": "yesterday", "scope": 5, "kind": None})
+    [entry] = audit_entries([odd])
+    assert (entry.kind, entry.text, entry.created_at, entry.guild_id, entry.private) == (
+        "item", "spaced text", None, None, True)  # an unknown scope counts as private
+
+
+def test_recalled_memories_keep_the_order_and_show_a_forgotten_one_as_gone() -> None:
+    kept = hit("a", "I live in Lyon", 1.0)
+    shown = recalled_memories([Recalled("a", 1), Recalled("gone", 2), Recalled("a", 1, "tool 1")], {"a": kept})
+    assert [(m.rank, m.search, m.hit) for m in shown] == [(1, "prompt", kept), (2, "prompt", None), (1, "tool 1", kept)]
+
+
+def test_message_link_names_the_guild_or_a_dm_and_needs_both_ids() -> None:
+    assert message_link(GUILD, CHANNEL, "9") == f"https://discord.com/channels/{GUILD}/{CHANNEL}/9"
+    assert message_link(None, CHANNEL, "9") == f"https://discord.com/channels/@me/{CHANNEL}/9"
+    assert message_link(GUILD, CHANNEL, None) is None and message_link(GUILD, None, "9") is None
+
+
+def test_a_page_of_memory_show_holds_at_most_25_entries_for_its_select_menu() -> None:
+    entries = audit_entries([hit(str(n), f"fact {n}", float(n)) for n in range(60)])
+    pages = entry_pages(entries)
+    assert [len(chosen) for _, chosen in pages] == [25, 25, 10]
+    assert [e.number for _, chosen in pages for e in chosen] == list(range(1, 61))
+    assert all(text.count("\n") + 1 == len(chosen) for text, chosen in pages)
+
+
+def test_a_huge_entry_is_cut_to_one_page() -> None:
+    [(text, chosen)] = entry_pages(audit_entries([hit("x", "word " * 5000, 1.0)]))
+    assert len(text) <= 2000 and len(chosen) == 1
