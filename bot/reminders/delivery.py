@@ -104,9 +104,14 @@ class ReminderDelivery:
     def now(self) -> Callable[[], datetime]:
         return self._reminders.now
 
+    def poke(self) -> None:
+        """Look for due reminders now (the clock moved, one was added)."""
+        self._wake.set()
+
     async def deliver_due(self, *, wait: bool = True) -> int:
         """Start delivering every occurrence due now that this process owns; with ``wait``,
-        return once they are done. How many were started."""
+        return once every delivery in progress (these and any started before) is done. How
+        many were started."""
         now = self.now()
         started = []
         for reminder in await self._store.due(now):
@@ -118,8 +123,8 @@ class ReminderDelivery:
             self._running[reminder.id] = task
             task.add_done_callback(lambda _t, rid=reminder.id: self._running.pop(rid, None))
             started.append(task)
-        if wait and started:
-            await asyncio.gather(*started)
+        if wait and self._running:
+            await asyncio.gather(*self._running.values())
         return len(started)
 
     async def run(self) -> None:
