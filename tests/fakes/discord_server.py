@@ -373,6 +373,7 @@ class FakeDiscord(LoopbackServer):
         self.gateway_log: list[dict[str, Any]] = []  # every payload the client sent on the gateway
         self.heartbeats: list[Heartbeat] = []
         self.rate_limits: RateLimiter | None = None  # set one to rate-limit sends and edits
+        self.on_post: Callable[[FakeMessage], None] | None = None  # called once a bot message is created
 
         self._sessions: dict[str, _Session] = {}
         self._connections: set[_Connection] = set()
@@ -1396,6 +1397,8 @@ class FakeDiscord(LoopbackServer):
         msg = self._bot_message(channel_id, body, req.files)
         msg.nonce = nonce
         self._emit_message("MESSAGE_CREATE", msg)
+        if self.on_post is not None:
+            self.on_post(msg)
         return _json(200, self._message_payload(msg))
 
     async def _patch_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
