@@ -6,6 +6,7 @@ longer let in, and /remind list | cancel | timezone."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from datetime import UTC, datetime, timedelta
@@ -13,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from bot.discord_app.access import AccessPolicy
 from bot.discord_app.reminder_sender import DiscordReminderSender
-from bot.reminders.delivery import nonce_of
+from bot.reminders.delivery import ReminderDelivery, nonce_of
+from memory.stores.reminders import Reminder
 from tests.bot.discord_fixtures import BotUnderTest, World, answered, sent_by_bot
 from tests.fakes.discord_server import FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
@@ -263,3 +266,31 @@ async def test_remind_timezone_takes_a_valid_iana_name_only(
         world.general, world.alice, "remind", {"zone": "america/new york"}, subcommand="timezone"))
     assert accepted.startswith("Your time zone is now America/New_York; it is Thursday 3 December 2026, 05:00 EST")
     assert (await running.runtime.reminders.zone_of(world.alice)).key == "America/New_York"
+
+
+async def test_two_deliveries_racing_for_one_reminder_post_it_once(
+        world: World, run_bot, fake: FakeOpenAI, clock: Clock) -> None:
+    running = await run_bot(now=clock)
+    await set_by_mention(world, fake, world.general, when="2026-12-04T09:00Z", message="raced")
+    clock.now = datetime(2026, 12, 4, 9, 0, 1, tzinfo=UTC)
+    policy = running.bot.policy  # type: ignore[attr-defined]
+    rivals = [ReminderDelivery(running.runtime.reminders, DiscordReminderSender(running.bot, policy))
+              for _ in range(2)]  # two processes sharing one file
+    await asyncio.gather(*(rival.deliver_due() for rival in rivals))
+    assert len(reminders_in(world, world.general)) == 1
+    assert await running.runtime.reminders.pending(world.alice) == []
+
+
+def test_a_process_delivers_its_shards_reminders_and_dm_ones_from_shard_zero() -> None:
+    def reminder(guild: int | None) -> Reminder:
+        return Reminder(user_id="1", display_name="a", guild_id=None if guild is None else str(guild),
+                        channel_id="2", by_dm=guild is None, message="m", ask=False, rule=None, zone="UTC",
+                        start_local="2026-12-04T09:00:00", due_at=T0, id=1)
+
+    in_shard = {shard: reminder((shard << 22) + 7) for shard in range(4)}
+    ours = DiscordReminderSender(None, AccessPolicy(), shard_count=4, shard_ids=(0, 2))  # type: ignore[arg-type]
+    theirs = DiscordReminderSender(None, AccessPolicy(), shard_count=4, shard_ids=(1, 3))  # type: ignore[arg-type]
+    assert [ours.owns(in_shard[s]) for s in range(4)] == [True, False, True, False]
+    assert [theirs.owns(in_shard[s]) for s in range(4)] == [False, True, False, True]
+    assert ours.owns(reminder(None)) and not theirs.owns(reminder(None))
+    assert DiscordReminderSender(None, AccessPolicy()).owns(in_shard[3])  # type: ignore[arg-type]  (one process)
