@@ -68,11 +68,12 @@ async def _kill(args: argparse.Namespace, root: Path) -> dict[str, int]:
     return report.table()
 
 
-async def _kill_reminders(args: argparse.Namespace, root: Path) -> dict[str, int]:
+async def _kill_reminders(args: argparse.Namespace, root: Path, *, nonces: bool = True) -> dict[str, int]:
     started = time.monotonic()
-    report = await run_reminder_kills(root / "kill-reminders", args.reminder_kills, count=args.reminders,
-                                      seed=args.seed, bot_tree=args.bot_tree)
-    print(f"kill -9 while reminders fall due: {sum(report.kills.values())} kills in "
+    report = await run_reminder_kills(root / f"kill-reminders-{nonces}", args.reminder_kills, count=args.reminders,
+                                      seed=args.seed, bot_tree=args.bot_tree, nonces=nonces)
+    print(f"kill -9 while reminders fall due{'' if nonces else ' (the fake Discord ignoring nonces)'}: "
+          f"{sum(report.kills.values())} kills in "
           f"{time.monotonic() - started:.0f} s, by point: " + ", ".join(f"{p} {report.kills[p]}" for p in REMINDER_PHASES))
     print(f"  reminders set: {report.reminders} (a third scheduled questions); posted exactly once: "
           f"{report.delivered}; lost: {report.lost}; posted twice: {report.duplicated}; marked late: "
@@ -182,6 +183,8 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=32)
     parser.add_argument("--reminder-kills", type=int, default=12, help="kill: kills while reminders fall due (0: none)")
     parser.add_argument("--reminders", type=int, default=24, help="kill: reminders set before those kills")
+    parser.add_argument("--nonce-baseline", action="store_true",
+                        help="kill: the reminder rounds again with the fake Discord ignoring nonces")
     parser.add_argument("--outage", type=float, default=30.0, help="faults: Chroma server down, seconds")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--channels", type=int, default=200, help="load: channels (3 people each)")
@@ -209,6 +212,8 @@ async def main(argv: list[str] | None = None) -> int:
             rows["kill -9"] = await _kill(args, root)
             if args.reminder_kills:
                 rows["reminders"] = await _kill_reminders(args, root)
+            if args.reminder_kills and args.nonce_baseline:
+                rows["no nonce"] = await _kill_reminders(args, root, nonces=False)
         if args.part in ("hostile", "all"):
             rows["hostile"] = await _hostile(args, root)
         if args.part in ("faults", "all"):

@@ -136,11 +136,13 @@ async def _set_all(world: World, count: int) -> dict[int, tuple[str, str]]:
 
 
 async def run_reminder_kills(root: Path, kills: int, *, count: int = 18, gap_s: float = 2.0, seed: int = 1,
-                             bot_tree: Path = REPO) -> ReminderKillReport:
-    """`count` reminders due `gap_s` apart, `kills` kills while they fall due (points in turn)."""
+                             bot_tree: Path = REPO, nonces: bool = True) -> ReminderKillReport:
+    """`count` reminders due `gap_s` apart, `kills` kills while they fall due (points in turn).
+    ``nonces`` False: the fake Discord ignores enforce_nonce (what the nonce is worth)."""
     report = ReminderKillReport(reminders=count)
     rng = random.Random(seed)
     async with World(root, channels=2, people=2, bot_tree=bot_tree) as world:
+        world.dc.enforce_nonces = nonces
         script = _Script(world, rng, count, gap_s)
         await world.bot.start(world.dc)
         setters = await _set_all(world, count)

@@ -1,7 +1,7 @@
 """Delivering reminders when they fall due: each occurrence sent once, none lost.
 
-The loop wakes at the soonest due time (or when a reminder is added, or every POLL_S at most),
-and starts one task per due reminder. For each occurrence:
+The loop wakes at the soonest due time (or a retry's, or when a reminder is added or a delivery
+ends, or every POLL_S at most), and starts one task per due reminder not already on its way. For each occurrence:
 
 1. The front end says whether this process delivers it (``owns``: the shard of its server; DMs
    from shard 0) and whether its person is still let in (``allowed``: not blocked, still on the
@@ -114,38 +114,46 @@ class ReminderDelivery:
         many were started."""
         now = self.now()
         started = []
-        for reminder in await self._store.due(now):
+        due = await self._store.due(now)
+        ids = {reminder.id for reminder in due}
+        self._retry_at = {rid: at for rid, at in self._retry_at.items() if rid in ids}  # closed or cancelled since
+        for reminder in due:
             if reminder.id in self._running or not self._sender.owns(reminder):
                 continue
             if (retry := self._retry_at.get(reminder.id)) is not None and retry[0] > now:
                 continue
             task = asyncio.create_task(self._deliver(reminder), name=f"reminder-{reminder.id}")
             self._running[reminder.id] = task
-            task.add_done_callback(lambda _t, rid=reminder.id: self._running.pop(rid, None))
+            task.add_done_callback(lambda _t, rid=reminder.id: self._finished(rid))
             started.append(task)
         if wait and self._running:
             await asyncio.gather(*self._running.values())
         return len(started)
 
     async def run(self) -> None:
-        """Deliver until cancelled (the front end runs this as a task and cancels it on close)."""
+        """Deliver until cancelled (the front end runs this as a task and cancels it on close).
+        It sleeps until the soonest of: the next occurrence not yet due, a retry's time, POLL_S;
+        a reminder added or a delivery finished wakes it."""
         while True:
+            now = self.now()
             try:
                 await self.deliver_due(wait=False)
-                soonest = await self._store.next_due()
+                upcoming = await self._store.next_due(now)
             except Exception:
                 log.exception("reminder delivery failed; trying again shortly")
-                soonest = None
-            delay = self._poll_s
-            if soonest is not None:
-                delay = min(delay, max((soonest - self.now()).total_seconds(), 0.0))
-            if retries := [at for at, _ in self._retry_at.values()]:
-                delay = max(delay, min(min((at - self.now()).total_seconds() for at in retries), self._poll_s))
+                upcoming = None
+            wake = [now + timedelta(seconds=self._poll_s), *(at for at, _ in self._retry_at.values())]
+            if upcoming is not None:
+                wake.append(upcoming)
             self._wake.clear()
             try:
-                await asyncio.wait_for(self._wake.wait(), max(delay, 0.05))
+                await asyncio.wait_for(self._wake.wait(), max((min(wake) - self.now()).total_seconds(), 0.01))
             except TimeoutError:
                 pass
+
+    def _finished(self, reminder_id: int) -> None:
+        self._running.pop(reminder_id, None)
+        self._wake.set()  # its next occurrence may be the soonest now
 
     async def stop(self) -> None:
         """Cancel deliveries in progress (each is sent again after a restart: see the docstring)."""

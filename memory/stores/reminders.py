@@ -122,9 +122,10 @@ class ReminderStore:
             (epoch_us(now), limit))
         return [_row(r) for r in rows]
 
-    async def next_due(self) -> datetime | None:
-        """When the soonest pending occurrence falls due (None: nothing pending)."""
-        row = await self._db.fetchone("SELECT MIN(due_at_us) AS t FROM reminders")
+    async def next_due(self, after: datetime) -> datetime | None:
+        """When the soonest occurrence due after ``after`` falls due (None: none)."""
+        row = await self._db.fetchone("SELECT MIN(due_at_us) AS t FROM reminders WHERE due_at_us > ?",
+                                      (epoch_us(after),))
         return from_epoch_us(row["t"]) if row is not None and row["t"] is not None else None
 
     async def prepare(self, reminder: Reminder, text: str) -> bool:

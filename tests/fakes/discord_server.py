@@ -374,6 +374,7 @@ class FakeDiscord(LoopbackServer):
         self.heartbeats: list[Heartbeat] = []
         self.rate_limits: RateLimiter | None = None  # set one to rate-limit sends and edits
         self.on_post: Callable[[FakeMessage], None] | None = None  # called once a bot message is created
+        self.enforce_nonces = True  # False: every send creates a message (a baseline without Discord's dedup)
 
         self._sessions: dict[str, _Session] = {}
         self._connections: set[_Connection] = set()
@@ -1389,7 +1390,7 @@ class FakeDiscord(LoopbackServer):
         nonce = str(body["nonce"]) if body.get("nonce") is not None else None
         if nonce is not None and len(nonce) > 25:
             return _invalid_form("nonce", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
-        if nonce is not None and body.get("enforce_nonce"):
+        if nonce is not None and body.get("enforce_nonce") and self.enforce_nonces:
             for earlier in self.messages_in(channel_id):
                 if (earlier.nonce == nonce and earlier.author_id == self.bot_id
                         and time.monotonic() - earlier.created_at < NONCE_WINDOW_S):

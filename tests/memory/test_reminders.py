@@ -83,7 +83,9 @@ async def test_due_lists_only_what_is_due_oldest_first(store: ReminderStore) -> 
     await store.add(new(minutes=60), max_pending=25, now=T0)
     assert [r.id for r in await store.due(T0 + timedelta(minutes=5))] == [early.id, late.id]
     assert await store.due(T0) == []
-    assert await store.next_due() == T0 + timedelta(minutes=1)
+    assert await store.next_due(T0) == T0 + timedelta(minutes=1)
+    assert await store.next_due(T0 + timedelta(minutes=5)) == T0 + timedelta(minutes=60)
+    assert await store.next_due(T0 + timedelta(minutes=60)) is None
 
 
 async def test_closing_a_one_off_deletes_it_and_a_repeating_one_moves_to_its_next_time(store: ReminderStore) -> None:
