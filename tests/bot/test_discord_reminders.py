@@ -294,3 +294,20 @@ def test_a_process_delivers_its_shards_reminders_and_dm_ones_from_shard_zero() -
     assert [theirs.owns(in_shard[s]) for s in range(4)] == [False, True, False, True]
     assert ours.owns(reminder(None)) and not theirs.owns(reminder(None))
     assert DiscordReminderSender(None, AccessPolicy()).owns(in_shard[3])  # type: ignore[arg-type]  (one process)
+
+
+async def test_a_daily_reminder_stays_at_eight_local_across_the_autumn_change(
+        world: World, run_bot, fake: FakeOpenAI, clock: Clock) -> None:
+    clock.now = datetime(2026, 10, 23, 12, 0, tzinfo=UTC)
+    running = await run_bot(now=clock, DEFAULT_TIMEZONE="Europe/Paris")
+    await set_by_mention(world, fake, world.general, when="2026-10-24T08:00", message="coffee",
+                         repeat="FREQ=DAILY;BYHOUR=8;BYMINUTE=0")
+    [first] = await running.runtime.reminders.pending(world.alice)
+    assert first.due_at == datetime(2026, 10, 24, 6, 0, tzinfo=UTC)   # 08:00 CEST
+    await deliver_at(running, clock, first.due_at)
+    await deliver_at(running, clock, datetime(2026, 10, 25, 6, 0, tzinfo=UTC))  # 07:00 CET: not yet
+    [second] = await running.runtime.reminders.pending(world.alice)
+    assert second.due_at == datetime(2026, 10, 25, 7, 0, tzinfo=UTC)  # 08:00 CET, the clocks went back
+    assert len(reminders_in(world, world.general)) == 1
+    await deliver_at(running, clock, second.due_at)
+    assert len(reminders_in(world, world.general)) == 2
