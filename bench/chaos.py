@@ -78,7 +78,7 @@ async def _kill_reminders(args: argparse.Namespace, root: Path, *, nonces: bool 
     print(f"  reminders set: {report.reminders} (a third scheduled questions); posted exactly once: "
           f"{report.delivered}; lost: {report.lost}; posted twice: {report.duplicated}; marked late: "
           f"{report.late}; questions answered: {report.questions}")
-    print(f"  parts sent again with the same nonce after a kill (absorbed by enforce_nonce): {report.resent}; "
+    print(f"  parts sent again with the same nonce after a kill: {report.resent}; "
           f"still pending at the end (leaks): {report.pending}; pinging anyone else: {report.pings}")
     return report.table()
 

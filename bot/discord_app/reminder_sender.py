@@ -2,8 +2,10 @@
 
 A reminder goes to the channel or thread it was set in, starting with a mention of its person,
 with allowed mentions that let only that person be pinged whatever the text says; one set in a
-DM or a private answer goes by DM. When the channel is gone or the bot lost access there (404,
-403), it goes by DM instead; when the DM is refused too, it is dropped with a log line. Each
+DM or a private answer goes by DM. When the channel is gone, its thread archived, or the bot lost
+access there, it goes by DM instead; when the DM is refused too, it is dropped with a log line.
+Discord's own failures (5xx, after discord.py's retries) are tried again later; any other refusal
+would come again, and drops the reminder with a log line. Each
 part of a long text carries the occurrence's nonce (".N" per part), which discord.py sends with
 ``enforce_nonce``: a part sent again after a crash gives back the message already posted.
 
@@ -28,7 +30,8 @@ __all__ = ["DiscordReminderSender"]
 
 log = logging.getLogger(__name__)
 
-_NO_PLACE = (10003, 50001, 50013)  # Unknown Channel, Missing Access, Missing Permissions
+# Unknown Channel, Missing Access, Missing Permissions, Thread is archived
+_NO_PLACE = (10003, 50001, 50013, 50083)
 _DM_PARTS_LIMIT = 1900  # a part leaves room for the mention
 
 
@@ -80,8 +83,8 @@ class DiscordReminderSender:
                 await self._post(channel, mention + text, nonce, reminder.user_id)
                 return "sent"
             except discord.HTTPException as exc:
-                if exc.status not in (403, 404) or exc.code not in _NO_PLACE:
-                    return _passing(reminder, exc)
+                if exc.code not in _NO_PLACE:
+                    return _refused(reminder, exc)
                 log.info("reminder %d: channel %s is gone or closed to the bot (%s); sending by DM",
                          reminder.id, reminder.channel_id, exc.code)
         user = await self._user(reminder.user_id)
@@ -96,7 +99,7 @@ class DiscordReminderSender:
                         reminder.id, reminder.user_id)
             return "dropped"
         except discord.HTTPException as exc:
-            return _passing(reminder, exc)
+            return _refused(reminder, exc)
 
     async def _post(self, channel: discord.abc.Messageable, text: str, nonce: str, user_id: str) -> None:
         mentions = discord.AllowedMentions(everyone=False, roles=False, replied_user=False,
@@ -116,7 +119,10 @@ class DiscordReminderSender:
             return None
 
 
-def _passing(reminder: Reminder, exc: discord.HTTPException) -> SendOutcome:
-    log.warning("reminder %d: Discord refused it for now (%s %s); trying again later",
-                reminder.id, exc.status, exc.code)
-    return "retry"
+def _refused(reminder: Reminder, exc: discord.HTTPException) -> SendOutcome:
+    """Discord's own failures (5xx) pass; a request it refuses (4xx) would be refused again."""
+    if exc.status >= 500:
+        log.warning("reminder %d: Discord failed (%s %s); trying again later", reminder.id, exc.status, exc.code)
+        return "retry"
+    log.warning("reminder %d dropped: Discord refused it (%s %s)", reminder.id, exc.status, exc.code)
+    return "dropped"

@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from dateutil import rrule
@@ -25,6 +27,7 @@ from dateutil import rrule
 __all__ = ["RULE_TIMEOUT_S", "ScheduleError", "describe", "late_by", "next_after", "parse_when", "plan_rule",
            "wall_time"]
 
+T = TypeVar("T")
 RULE_TIMEOUT_S = 2.0
 MAX_WHEN_CHARS = 64
 MAX_RULE_CHARS = 300
@@ -81,9 +84,9 @@ def _rule(text: str, start_local: datetime) -> rrule.rrule:
     return parsed
 
 
-async def _in_thread(fn, *args):  # type: ignore[no-untyped-def]
+async def _in_thread(fn: Callable[[], T]) -> T:
     try:
-        return await asyncio.wait_for(asyncio.to_thread(fn, *args), RULE_TIMEOUT_S)
+        return await asyncio.wait_for(asyncio.to_thread(fn), RULE_TIMEOUT_S)
     except TimeoutError:
         raise ScheduleError("repeat finds no time soon enough (does the rule ever match?); "
                             "give a simpler rule") from None

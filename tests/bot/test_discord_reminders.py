@@ -311,3 +311,27 @@ async def test_a_daily_reminder_stays_at_eight_local_across_the_autumn_change(
     assert len(reminders_in(world, world.general)) == 1
     await deliver_at(running, clock, second.due_at)
     assert len(reminders_in(world, world.general)) == 2
+
+
+async def test_a_reminder_in_an_archived_thread_goes_by_dm(
+        world: World, run_bot, fake: FakeOpenAI, clock: Clock) -> None:
+    running = await run_bot(now=clock)
+    await set_by_mention(world, fake, world.general, when="2026-12-04T09:00Z", message="thread closed")
+    world.dc.inject_error("POST", f"/channels/{world.general}/messages", 400,
+                          body={"code": 50083, "message": "Thread is archived"})
+    await deliver_at(running, clock, datetime(2026, 12, 4, 9, 0, 1, tzinfo=UTC))
+    [posted] = reminders_in(world, world.alice_dm)
+    assert posted.content == "⏰ Reminder: thread closed" and reminders_in(world, world.general) == []
+
+
+async def test_a_send_discord_refuses_as_such_is_dropped_not_retried_forever(
+        world: World, run_bot, fake: FakeOpenAI, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
+    running = await run_bot(now=clock)
+    await set_by_mention(world, fake, world.general, when="2026-12-04T09:00Z", message="refused")
+    world.dc.inject_error("POST", f"/channels/{world.general}/messages", 400,
+                          body={"code": 50035, "message": "Invalid Form Body"})
+    with caplog.at_level(logging.WARNING, logger="bot.discord_app.reminder_sender"):
+        await deliver_at(running, clock, datetime(2026, 12, 4, 9, 0, 1, tzinfo=UTC))
+    assert await running.runtime.reminders.pending(world.alice) == []
+    assert reminders_in(world, world.general) == [] and reminders_in(world, world.alice_dm) == []
+    assert any("dropped: Discord refused it (400 50035)" in r.getMessage() for r in caplog.records)
