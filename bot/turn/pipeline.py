@@ -14,7 +14,8 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    messages quoted with who wrote them: bot.turn.history), recall the person's memories where
    bot.turn.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
    it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
-   run the place's agent (bot.turn.agent) with per-turn memory tools, streaming every event to
+   run the place's agent (bot.turn.agent) with per-turn memory tools and the `remind` tool
+   (bot.reminders; the person's time zone in the prompt), streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
    start pass ``pacer`` (bot.process.pacing): turns woken together start them a time budget's
    worth per loop iteration. A memory store that cannot be reached does not stop the turn: it is answered without memories, and the answer says so in

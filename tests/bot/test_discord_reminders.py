@@ -18,6 +18,7 @@ from bot.discord_app.access import AccessPolicy
 from bot.discord_app.reminder_sender import DiscordReminderSender
 from bot.reminders.delivery import ReminderDelivery, nonce_of
 from memory.stores.reminders import Reminder
+from memory.stores.usage import TokenUsageStore
 from tests.bot.discord_fixtures import BotUnderTest, World, answered, sent_by_bot
 from tests.fakes.discord_server import FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
@@ -93,7 +94,10 @@ async def test_a_scheduled_question_is_answered_as_the_persons_turn_and_traced(
     await set_by_mention(world, fake, world.general, when="2026-12-04T08:00Z", message="What's the weather in Lyon?",
                          ask=True)
     fake.reply("Final Answer: Sunny in Lyon, 12 °C.")
+    usage = TokenUsageStore(running.runtime.db)
+    before = await usage.user_total(datetime(2026, 12, 4).date(), world.alice)
     await deliver_at(running, clock, datetime(2026, 12, 4, 8, 0, 2, tzinfo=UTC))
+    assert await usage.user_total(datetime(2026, 12, 4).date(), world.alice) > before  # counted in their budget
     [posted] = reminders_in(world, world.general)
     assert "What's the weather in Lyon?" in posted.content and posted.content.endswith("Sunny in Lyon, 12 °C.")
     asked = fake.requests[-1]["messages"][-1]["content"]
