@@ -120,6 +120,7 @@ class Agent:
         memories: Sequence[str] = (),
         tools: ToolRegistry | None = None,
         images: Sequence[ImageInput] = (),
+        timezone: str | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Answer `question`, yielding an event per step; RunEnded is always last.
 
@@ -133,7 +134,7 @@ class Agent:
             raise ValueError("question must be a non-empty string")
         registry = self.tools.merged(tools) if tools is not None and len(tools) else self.tools
         system = build_system_prompt(
-            registry, protocol=self.protocol, persona=self.persona, memories=memories
+            registry, protocol=self.protocol, persona=self.persona, memories=memories, timezone=timezone
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += _history_messages(history)

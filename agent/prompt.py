@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from typing import Any
 
 from agent.tools.registry import Tool, ToolRegistry
@@ -33,8 +34,10 @@ def build_system_prompt(
     persona: str | None = None,
     memories: Iterable[str] = (),
     now: datetime | None = None,
+    timezone: str | None = None,
 ) -> str:
-    """The system message for one run. `protocol` is "text" or "native"."""
+    """The system message for one run. `protocol` is "text" or "native"; `timezone` (an IANA
+    name) is the person's, with the time there."""
     if protocol not in ("text", "native"):
         raise ValueError(f"protocol must be 'text' or 'native', got {protocol!r}")
     now = now or datetime.now(UTC)
@@ -43,7 +46,7 @@ def build_system_prompt(
     tools = list(registry)
     parts = [
         (persona or DEFAULT_PERSONA).strip(),
-        f"Current date and time: {now.astimezone(UTC):%A %Y-%m-%d %H:%M} UTC.",
+        f"Current date and time: {now.astimezone(UTC):%A %Y-%m-%d %H:%M} UTC." + _their_time(now, timezone),
         _catalog(tools, protocol),
         _text_format(tools) if protocol == "text" else _native_format(tools),
         _rules(protocol, bool(tools)),
@@ -52,6 +55,17 @@ def build_system_prompt(
     if block := _memories(memories):
         parts.append(block)
     return "\n\n".join(p for p in parts if p)
+
+
+def _their_time(now: datetime, timezone: str | None) -> str:
+    """' The person's time zone: Europe/Paris (there: Thursday 2026-12-03 10:15).' ('' for none)."""
+    if not timezone:
+        return ""
+    try:
+        local = now.astimezone(ZoneInfo(timezone))
+    except (ZoneInfoNotFoundError, ValueError):
+        return ""
+    return f" The person's time zone: {timezone} (there: {local:%A %Y-%m-%d %H:%M})."
 
 
 def _catalog(tools: list[Tool], protocol: str) -> str:

@@ -1,6 +1,7 @@
 """Chaos bench: the real `python -m bot run` against loopback fakes, under crashes and hostile input.
 
-    python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns
+    python bench/chaos.py kill --kills 32      # part 1: kill -9 at random points of turns, then
+                                               #   of reminders falling due (--reminder-kills)
     python bench/chaos.py kill --bot-tree ../main   # the same against another checkout's bot
     python bench/chaos.py hostile              # part 2: fuzzed payloads, injection, forged ids
     python bench/chaos.py faults               # part 3: model faults, gateway drops, disk full,
@@ -36,6 +37,7 @@ from bench.chaos_faults import run_faults  # noqa: E402
 from bench.chaos_hostile import run_hostile  # noqa: E402
 from bench.chaos_hostile_agent import STALL_LIMIT_S, run_hostile_agent  # noqa: E402
 from bench.chaos_kill import PHASES, run_kills  # noqa: E402
+from bench.chaos_reminders import REMINDER_PHASES, run_reminder_kills  # noqa: E402
 from bench.chaos_load import LoadReport, run_load, summary  # noqa: E402
 from bench.chaos_world import ORPHAN_TIMEOUT_S, REPO  # noqa: E402
 
@@ -64,6 +66,21 @@ async def _kill(args: argparse.Namespace, root: Path) -> dict[str, int]:
           f"{report.orphans}")
     print(f"  integrity_check failures: {report.integrity}; torn buffer rows: {report.torn}; "
           f"memory writes left unsettled: {report.unsettled}")
+    return report.table()
+
+
+async def _kill_reminders(args: argparse.Namespace, root: Path, *, nonces: bool = True) -> dict[str, int]:
+    started = time.monotonic()
+    report = await run_reminder_kills(root / f"kill-reminders-{nonces}", args.reminder_kills, count=args.reminders,
+                                      seed=args.seed, bot_tree=args.bot_tree, nonces=nonces)
+    print(f"kill -9 while reminders fall due{'' if nonces else ' (the fake Discord ignoring nonces)'}: "
+          f"{sum(report.kills.values())} kills in "
+          f"{time.monotonic() - started:.0f} s, by point: " + ", ".join(f"{p} {report.kills[p]}" for p in REMINDER_PHASES))
+    print(f"  reminders set: {report.reminders} (a third scheduled questions); posted exactly once: "
+          f"{report.delivered}; lost: {report.lost}; posted twice: {report.duplicated}; marked late: "
+          f"{report.late}; questions answered: {report.questions}")
+    print(f"  parts sent again with the same nonce after a kill: {report.resent}; "
+          f"still pending at the end (leaks): {report.pending}; pinging anyone else: {report.pings}")
     return report.table()
 
 
@@ -170,6 +187,10 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("part", choices=("kill", "hostile", "faults", "load", "all"))
     parser.add_argument("--burst", type=int, default=3, help="model faults in a row, per kind")
     parser.add_argument("--kills", type=int, default=32)
+    parser.add_argument("--reminder-kills", type=int, default=12, help="kill: kills while reminders fall due (0: none)")
+    parser.add_argument("--reminders", type=int, default=24, help="kill: reminders set before those kills")
+    parser.add_argument("--nonce-baseline", action="store_true",
+                        help="kill: the reminder rounds again with the fake Discord ignoring nonces")
     parser.add_argument("--outage", type=float, default=30.0, help="faults: Chroma server down, seconds")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--channels", type=int, default=200, help="load: channels (3 people each)")
@@ -195,6 +216,10 @@ async def main(argv: list[str] | None = None) -> int:
         root = args.workdir or Path(tmp)
         if args.part in ("kill", "all"):
             rows["kill -9"] = await _kill(args, root)
+            if args.reminder_kills:
+                rows["reminders"] = await _kill_reminders(args, root)
+            if args.reminder_kills and args.nonce_baseline:
+                rows["no nonce"] = await _kill_reminders(args, root, nonces=False)
         if args.part in ("hostile", "all"):
             rows["hostile"] = await _hostile(args, root)
         if args.part in ("faults", "all"):

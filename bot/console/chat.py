@@ -8,6 +8,9 @@ streamed differs from it (a step limit, an answer parsed otherwise).
 Typed commands: /trace, /memory [export [file] | forget], /reset, /help, /quit. Ctrl-D or
 Ctrl-C leaves.
 
+The console user's reminders that fall due while the chat runs are printed as they fall due
+(bot.console.reminders).
+
 Input is read by a daemon thread feeding an asyncio queue, so the event loop never blocks on
 the terminal and a pending read never holds up the exit.
 
@@ -30,6 +33,8 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agent.events import AgentEvent, AnswerDelta, FinalAnswer, ModelCalled, Nudge, RunEnded, ToolFinished, ToolStarted
+from bot.console.reminders import ConsoleReminderSender
+from bot.reminders.delivery import ReminderDelivery
 from bot.settings.config import Settings
 from bot.turn.memory_tools import memory_entries
 from bot.turn.requests import TurnRequest
@@ -122,6 +127,17 @@ class ConsoleChat:
         return line
 
     async def run(self) -> int:
+        delivery = ReminderDelivery(self.runtime.reminders, ConsoleReminderSender(self.console, self.user_id),
+                                    turns=self.runtime.pipeline)
+        reminders = asyncio.create_task(delivery.run(), name="console-reminders")
+        try:
+            return await self._chat()
+        finally:
+            reminders.cancel()
+            await asyncio.gather(reminders, return_exceptions=True)
+            await delivery.stop()
+
+    async def _chat(self) -> int:
         self._reader = _LineReader(asyncio.get_running_loop(), self._readline)
         s = self.runtime.settings
         if self.runtime.user_memory.loading:

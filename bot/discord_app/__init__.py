@@ -50,7 +50,7 @@ async def run_discord(settings: Settings, stop: StopSignal | None = None) -> Non
     if not settings.discord_token:
         raise ConfigError("DISCORD_TOKEN is not set; the Discord bot cannot log in")
     async with Runtime(settings) as runtime:
-        bot = create_bot(runtime.services, settings, budget=runtime.budget)
+        bot = create_bot(runtime.services, settings, budget=runtime.budget, reminders=runtime.reminders)
         async with bot:
             try:
                 serve = bot.start(settings.discord_token)

@@ -10,13 +10,17 @@ DISCORD_API_BASE_URL set (a relay, a test server), discord.py's REST base is poi
 gateway URL is asked from that API (GET /gateway/bot); unset, discord.py's globals are left alone.
 An event discord.py cannot parse is dropped with a log line; the gateway reader yields to the
 event loop once a loop iteration's time budget is spent (each change to discord.py's objects:
-bot.discord_app.patches).
+bot.discord_app.patches). Given people's reminders, the client serves /remind and runs their
+delivery (bot.reminders.delivery through bot.discord_app.reminder_sender) from its first ready
+until it closes.
 Imports the cogs and the services' bundle (bot.interfaces); never agent/ or memory/ stores (memory.errors only, to
 name a store failure).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -27,7 +31,7 @@ from discord.ext import commands
 from bot.settings.budgets import TokenBudget
 from bot.settings.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, SettingsCog, TraceCog, UsageCog
+from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, RemindCog, SettingsCog, TraceCog, UsageCog
 from bot.discord_app.delivery_order import DeliveryOrder
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
@@ -39,8 +43,11 @@ from bot.discord_app.patches import (
     point_rest_at,
     use_gateway,
 )
+from bot.discord_app.reminder_sender import DiscordReminderSender
 from bot.errors import sentence_for
 from bot.interfaces import FrontEndServices
+from bot.reminders.delivery import ReminderDelivery
+from bot.reminders.service import Reminders
 from memory.errors import MemoryStoreError
 
 __all__ = ["ALLOWED_MENTIONS", "ReactBot", "ShardedReactBot", "create_bot", "intents_for", "policy_for"]
@@ -112,9 +119,12 @@ class _BotCore:
     policy: AccessPolicy
     budget: TokenBudget | None
     live: LiveOptions
+    reminders: Reminders | None
+    reminder_delivery: ReminderDelivery | None
+    _delivery_task: asyncio.Task[None] | None
 
     def __init__(self, services: FrontEndServices, settings: Settings, *, budget: TokenBudget | None = None,
-                 live: LiveOptions | None = None, **kwargs: Any) -> None:
+                 live: LiveOptions | None = None, reminders: Reminders | None = None, **kwargs: Any) -> None:
         super().__init__(  # type: ignore[call-arg]
             command_prefix=commands.when_mentioned,  # required by commands.Bot; unused (on_message)
             help_command=None,
@@ -128,6 +138,9 @@ class _BotCore:
         self.policy = policy_for(settings)
         self.budget = budget
         self.live = live or LiveOptions()
+        self.reminders = reminders
+        self.reminder_delivery = None
+        self._delivery_task = None
         guard_event_parsers(self)  # type: ignore[arg-type]  (each patch: bot.discord_app.patches)
         install_tolerant_json()
         install_gateway_pacing()
@@ -149,6 +162,13 @@ class _BotCore:
                                       content_intent=self.settings.message_content_intent))
         if self.budget is not None:
             await bot.add_cog(UsageCog(self.budget, admin_user_ids=self.settings.admin_user_ids))
+        if self.reminders is not None:
+            await bot.add_cog(RemindCog(self.reminders))
+            sender = DiscordReminderSender(bot, self.policy, shard_count=self.settings.shard_count,
+                                           shard_ids=self.settings.shard_ids)
+            delivery = self.reminder_delivery = ReminderDelivery(self.reminders, sender,
+                                                                 turns=s.turns)  # type: ignore[arg-type]
+            self._delivery_task = asyncio.create_task(self._deliver_reminders(bot, delivery), name="reminders")
         if self.settings.dev_guild_id is not None:
             guild = discord.Object(id=int(self.settings.dev_guild_id))
             bot.tree.copy_global_to(guild=guild)
@@ -157,6 +177,24 @@ class _BotCore:
         else:
             synced = await bot.tree.sync()
             log.info("synced %d slash commands globally (may take up to an hour to appear)", len(synced))
+
+    async def _deliver_reminders(self, bot: commands.Bot, delivery: ReminderDelivery) -> None:
+        """Deliver reminders once the caches are filled (channels, guilds), until closed."""
+        await bot.wait_until_ready()
+        try:
+            await delivery.run()
+        finally:
+            await delivery.stop()
+
+    async def close(self) -> None:
+        """Stop delivering reminders (an occurrence cut here is sent again on the next start),
+        then discord.py's own close."""
+        task, self._delivery_task = self._delivery_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await super().close()  # type: ignore[misc]
 
     async def _use_gateway_of_api(self, bot: commands.Bot) -> None:
         """Another API than Discord's (DISCORD_API_BASE_URL: a test server, a relay) names its
@@ -192,16 +230,17 @@ class ShardedReactBot(_BotCore, commands.AutoShardedBot):
 
 
 def create_bot(services: FrontEndServices, settings: Settings, *, budget: TokenBudget | None = None,
-               live: LiveOptions | None = None, **client_options: Any) -> commands.Bot:
+               live: LiveOptions | None = None, reminders: Reminders | None = None,
+               **client_options: Any) -> commands.Bot:
     """The right bot class for the settings, pointed at DISCORD_API_BASE_URL.
 
-    ``budget`` serves /usage (left out without it); ``live`` times live replies (tests shorten
-    it). ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
+    ``budget`` serves /usage (left out without it); ``reminders`` serves /remind and is
+    delivered (left out without it); ``live`` times live replies (tests shorten it). ``client_options`` go to discord.py's client as they are (e.g. ``guild_ready_timeout``).
     """
     if settings.discord_api_base_url is not None:
         point_rest_at(settings.discord_api_base_url)
     if settings.shard_count is not None:
         shard_ids = list(settings.shard_ids) if settings.shard_ids is not None else None
-        return ShardedReactBot(services, settings, budget=budget, live=live, shard_count=settings.shard_count,
-                               shard_ids=shard_ids, **client_options)
-    return ReactBot(services, settings, budget=budget, live=live, **client_options)
+        return ShardedReactBot(services, settings, budget=budget, live=live, reminders=reminders,
+                               shard_count=settings.shard_count, shard_ids=shard_ids, **client_options)
+    return ReactBot(services, settings, budget=budget, live=live, reminders=reminders, **client_options)

@@ -11,7 +11,8 @@ built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: 
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
 Agent and the per-turn agents (bot.turn.agent: a model client per LLM_MODELS entry used);
-the per-server settings (bot.settings.place); the TurnPipeline and the front ends' services (bot.services, as
+the per-server settings (bot.settings.place); people's reminders (bot.reminders: the front
+end runs their delivery); the TurnPipeline and the front ends' services (bot.services, as
 FrontEndServices). When a server's tool list changes (it came up, or it sent
 notifications/tools/list_changed) the agent's registry is rebuilt: built-ins, then MCP tools
 (the pipeline's context budget keeps the catalog size it had at start-up). A store that cannot
@@ -55,6 +56,8 @@ from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.persistence import TurnStore
 from bot.services import ChannelService, PersonMemoryService, TraceService
 from bot.turn.agent import TurnAgents
+from bot.reminders.service import Reminders
+from bot.reminders.tool import ReminderTools
 from memory.stores.erasure import PersonErasure
 from memory.stores.buffer import ChannelBuffer
 from memory.stores.database import Database
@@ -62,6 +65,7 @@ from memory.config import OP_TIMEOUT_S
 from memory.errors import StoreUnavailable
 from memory.stores.guild_settings import GuildSettingsStore
 from memory.semantic import UserMemory, open_user_memory
+from memory.stores.reminders import ReminderStore
 from memory.stores.traces import TraceStore
 from memory.stores.usage import TokenUsageStore
 from memory.stores.write_log import MemoryWriteLog
@@ -108,6 +112,7 @@ class Runtime:
         self.places: PlaceSettingsService
         self.services: FrontEndServices
         self.budget: TokenBudget
+        self.reminders: Reminders
         self.writes: MemoryWriteLog
         self.turn_store: TurnStore
         self.loop_lag = LoopLag()
@@ -160,10 +165,12 @@ class Runtime:
             self.turn_store = await stack.enter_async_context(TurnStore(
                 self.buffer, self.traces, self.db, self.user_memory, self.writes, now=self._now,
                 policy=policy))
+            self.reminders = Reminders(ReminderStore(self.db), s.reminders, now=self._now)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
                                          budget=self.budget, policy=policy, now=self._now,
-                                         store=self.turn_store)
+                                         store=self.turn_store,
+                                         reminders=ReminderTools(self.reminders, timeout_s=s.agent.tool_timeout_s))
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
                 memory=PersonMemoryService(self.user_memory, policy=policy,

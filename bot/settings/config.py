@@ -26,6 +26,8 @@ Bot variables (empty values count as unset):
     MCP_CONFIG             a JSON file of MCP servers ({"mcpServers": {...}}; unset: none)
     LLM_VISION, IMAGE_MAX_BYTES, IMAGE_MAX_COUNT, USER_DAILY_TOKENS, GUILD_DAILY_TOKENS
                            images and daily token budgets: see bot.settings.features
+    DEFAULT_TIMEZONE, REMINDERS_MAX_PENDING, REMINDERS_MIN_REPEAT_S
+                           reminders: see bot.settings.reminders
 
 MCP_CONFIG is read here, once: what is wrong inside the file (bad JSON, an unknown key, an unset
 ${VAR}) does not stop start-up; it is kept in ``Settings.mcp.problems``, logged at start-up and
@@ -50,6 +52,7 @@ from agent.tools.mcp.config import McpConfig, read_mcp_config
 from bot.errors import ConfigError
 from bot.settings.model_catalog import ModelCatalog, ModelEntry, parse_models
 from bot.settings.features import FeatureSettings, load_feature_settings
+from bot.settings.reminders import ReminderSettings, load_reminder_settings
 from envsettings import (
     SettingError,
     read_bool,
@@ -102,6 +105,7 @@ class Settings:
     mcp: McpConfig = field(default_factory=McpConfig)
     models: ModelCatalog = field(default_factory=lambda: ModelCatalog(ModelEntry('', None, None, False)))
     features: FeatureSettings = field(default_factory=FeatureSettings)  # images, budgets (bot.settings.features)
+    reminders: ReminderSettings = field(default_factory=ReminderSettings)  # bot.settings.reminders
 
     @property
     def has_discord_token(self) -> bool:
@@ -187,6 +191,7 @@ def _read(env: Mapping[str, str]) -> Settings:
         models=parse_models(read_str(env, "LLM_MODELS", None), env, agent.model,
                             default_vision=features.llm_vision),
         features=features,
+        reminders=load_reminder_settings(env),
     )
 
 

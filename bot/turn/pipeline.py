@@ -14,7 +14,8 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    messages quoted with who wrote them: bot.turn.history), recall the person's memories where
    bot.turn.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
    it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
-   run the place's agent (bot.turn.agent) with per-turn memory tools, streaming every event to
+   run the place's agent (bot.turn.agent) with per-turn memory tools and the `remind` tool
+   (bot.reminders; the person's time zone in the prompt), streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
    start pass ``pacer`` (bot.process.pacing): turns woken together start them a time budget's
    worth per loop iteration. A memory store that cannot be reached does not stop the turn: it is answered without memories, and the answer says so in
@@ -61,6 +62,7 @@ from bot.process.pacing import LoopPacer
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
 from bot.turn.agent import TurnAgents
 from bot.turn.memory_tools import MemoryTools
+from bot.reminders.tool import ReminderTools
 from bot.turn.requests import TurnRequest, TurnResult
 from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
 from bot.turn.tracking import TurnTracker
@@ -118,7 +120,7 @@ class TurnPipeline:
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  budget: TokenBudget | None = None, policy: MemoryPolicy | None = None,
-                 store: TurnStore | None = None) -> None:
+                 store: TurnStore | None = None, reminders: ReminderTools | None = None) -> None:
         self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
         self._places = places or _OperatorDefaults()
         self._budget = budget  # daily token budgets (bot.settings.budgets); None: no limits
@@ -129,6 +131,7 @@ class TurnPipeline:
         self.policy = policy or MemoryPolicy(operator_global=settings.memory.memory_scope == "global")
         self._memory_tools = MemoryTools(user_memory, policy=self.policy, k=RECALL_K,
                                          timeout_s=settings.agent.tool_timeout_s)
+        self._reminder_tools = reminders  # the `remind` tool and people's time zones (bot.reminders)
         self.scheduler = TurnScheduler(settings.max_concurrent_turns)
         self.tracker = TurnTracker()
         self.store = store or TurnStore(buffer, traces, db, user_memory, MemoryWriteLog(db), now=now,
@@ -138,8 +141,10 @@ class TurnPipeline:
         self.health = HealthLog()
         self.pacer = LoopPacer()  # turns woken together start their heavy steps a budget's worth per iteration
         # the agent's own system prompt (tools, persona) without memories: what every run sends
-        system_prompt = build_system_prompt(agent.tools.merged(self._memory_tools.for_turn([])),
-                                            protocol=agent.protocol, persona=agent.persona)
+        catalog = agent.tools.merged(self._memory_tools.for_turn([]))
+        if reminders is not None:
+            catalog = catalog.merged(reminders.for_turn(private=False))
+        system_prompt = build_system_prompt(catalog, protocol=agent.protocol, persona=agent.persona)
         prompt_tokens = estimate_tokens(system_prompt)
         self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
 
@@ -151,15 +156,16 @@ class TurnPipeline:
     # -- the turn -------------------------------------------------------------------------
 
     def _admit_now(self, user_id: str, guild_id: str | None, place_channels: Sequence[str], lane: str,
-                   started: float) -> Admission | TurnResult:
+                   started: float, *, cooldown: bool = True) -> Admission | TurnResult:
         """The checks that need no await: shutting down, the person's turns in flight, the
-        place's cooldown (counted only for a turn let in)."""
+        place's cooldown (counted only for a turn let in; ``cooldown`` False: not checked)."""
         if not self.tracker.accepting:
             return self._refusal("shutting_down", started)
         place = self._places.for_place(guild_id, place_channels)  # no await: keeps the order
         if not self.user_turns.admits(user_id, lane):
             return self._refusal("busy", started)
-        if self._cooldowns.cooling_down(user_id, started, cooldown_in(place, self._settings.user_cooldown_s)):
+        if cooldown and self._cooldowns.cooling_down(user_id, started,
+                                                     cooldown_in(place, self._settings.user_cooldown_s)):
             return self._refusal("cooldown", started)
         self.user_turns.try_enter(user_id, lane)
         return Admission(user_id, lane, place, started, self.user_turns)
@@ -190,7 +196,8 @@ class TurnPipeline:
                 admission.release()
             return self._refusal("empty", started)
         if admission is None:
-            admitted = self._admit_now(req.user_id, req.guild_id, req.place_channels, req.channel_id, started)
+            admitted = self._admit_now(req.user_id, req.guild_id, req.place_channels, req.channel_id, started,
+                                       cooldown=not req.scheduled)
             if isinstance(admitted, TurnResult):
                 return admitted
             admission = admitted
@@ -250,11 +257,18 @@ class TurnPipeline:
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
                                           guild_id=req.guild_id, display_name=req.display_name)
                     tools = self._memory_tools.for_turn(pending, reach, found) if remember else None
+                    zone = None
+                    if self._reminder_tools is not None:
+                        zone = (await self._reminder_tools.reminders.zone_of(req.user_id)).key
+                        if not req.scheduled:
+                            more = self._reminder_tools.for_turn(private=req.private or req.guild_id is None)
+                            tools = more if tools is None else tools.merged(more)
                     await self.pacer.wait()  # the prompt and the first model request (bot.process.pacing)
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
                         memories=budget.memories, tools=tools,
                         images=req.images,  # sent as image parts (bot.turn.images)
+                        timezone=zone,
                     ):
                         if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
                             events.append(event)

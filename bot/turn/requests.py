@@ -20,7 +20,9 @@ class TurnRequest:
     the thread keeps its own buffer under ``channel_id``. ``images`` go to the model with the
     question (bot.turn.images); ``text`` names them, and only the text is stored. ``private``:
     answered only to the asker (a private /ask): the turn never enters the channel's buffer, and
-    what it stores is recalled only in the asker's private answers (bot.turn.privacy)."""
+    what it stores is recalled only in the asker's private answers (bot.turn.privacy).
+    ``scheduled``: a question the person scheduled earlier (bot.reminders), asked by the bot at
+    its time: no cooldown, and no `remind` tool (a scheduled question sets no more of them)."""
 
     user_id: str
     display_name: str
@@ -33,6 +35,7 @@ class TurnRequest:
     parent_channel_id: str | None = None
     images: tuple[ImageInput, ...] = ()
     private: bool = False
+    scheduled: bool = False
 
     @property
     def place_channels(self) -> tuple[str, ...]:

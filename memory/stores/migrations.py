@@ -174,9 +174,46 @@ m008_trace_recalled = Migration(
     ("ALTER TABLE traces ADD COLUMN recalled_json TEXT",),
 )
 
+# Reminders and scheduled questions (memory.stores.reminders): a row is a pending reminder
+# (deleted when its last occurrence is sent, or cancelled); ``prepared`` keeps the text of the
+# occurrence being sent across a crash. A person's own time zone, for times without an offset.
+m009_reminders = Migration(
+    9,
+    "m009_reminders",
+    (
+        """
+        CREATE TABLE reminders (
+            id            INTEGER PRIMARY KEY,
+            user_id       TEXT NOT NULL,
+            display_name  TEXT NOT NULL,
+            guild_id      TEXT,
+            channel_id    TEXT NOT NULL,
+            by_dm         INTEGER NOT NULL CHECK (by_dm IN (0, 1)),
+            message       TEXT NOT NULL,
+            ask           INTEGER NOT NULL CHECK (ask IN (0, 1)),
+            rule          TEXT,
+            zone          TEXT NOT NULL,
+            start_local   TEXT NOT NULL,
+            due_at_us     INTEGER NOT NULL,
+            prepared      TEXT,
+            created_at_us INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX reminders_due ON reminders (due_at_us)",
+        "CREATE INDEX reminders_user ON reminders (user_id, due_at_us)",
+        """
+        CREATE TABLE user_timezones (
+            user_id       TEXT PRIMARY KEY,
+            zone          TEXT NOT NULL,
+            updated_at_us INTEGER NOT NULL
+        )
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
                                      m005_token_usage, m006_deferred_memory_writes,
-                                     m007_person_and_age_indexes, m008_trace_recalled)
+                                     m007_person_and_age_indexes, m008_trace_recalled, m009_reminders)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

@@ -140,3 +140,15 @@ def test_no_memories_no_section():
 def test_unknown_protocol_is_refused():
     with pytest.raises(ValueError, match="protocol"):
         build_system_prompt(make_registry(), protocol="xml")
+
+
+def test_the_persons_time_zone_is_given_with_the_time_there() -> None:
+    prompt = build_system_prompt(make_registry(), protocol="text", now=NOW, timezone="Asia/Tokyo")
+    assert "Current date and time: Saturday 2026-03-14 15:09 UTC. The person's time zone: Asia/Tokyo " \
+           "(there: Sunday 2026-03-15 00:09)." in prompt
+
+
+@pytest.mark.parametrize("zone", [None, "", "Not/AZone", "../../etc/passwd"])
+def test_no_or_an_unknown_time_zone_adds_nothing(zone: str | None) -> None:
+    prompt = build_system_prompt(make_registry(), protocol="text", now=NOW, timezone=zone)
+    assert "Current date and time: Saturday 2026-03-14 15:09 UTC.\n" in prompt and "time zone:" not in prompt

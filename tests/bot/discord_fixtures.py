@@ -136,6 +136,7 @@ async def run_bot(world: World, env: dict[str, str]) -> AsyncIterator[Callable[.
         await runtime.__aenter__()
         try:
             bot = create_bot(runtime.services, settings, budget=runtime.budget, live=live or FAST_LIVE,
+                             reminders=runtime.reminders,
                              guild_ready_timeout=GUILD_READY_TIMEOUT_S)
         except BaseException:
             await runtime.__aexit__(None, None, None)

@@ -27,7 +27,8 @@ interaction deadline (10062), one acknowledgement per interaction (40060), follo
 it, the first followup after a defer filling the "thinking" message, threads started from a
 message sharing its id, message content blanked without the message-content intent (except
 DMs, mentions of the bot and its own messages), privileged intents refused with close 4014,
-RESUME replaying missed events, 429 answers with ``retry_after``, per-route rate-limit buckets
+RESUME replaying missed events, a message's ``nonce`` with ``enforce_nonce`` (the same nonce of the
+same author in a channel within NONCE_WINDOW_S gives back the message already created), 429 answers with ``retry_after``, per-route rate-limit buckets
 with Discord's headers (``rate_limits``, see tests/fakes/discord_ratelimit.py), and the time
 each gateway heartbeat arrived (``heartbeats``, against the HELLO's interval).
 
@@ -73,6 +74,7 @@ __all__ = [
 API_VERSION = 10
 PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | (1 << 15)  # members, presences, message content
 MESSAGE_CONTENT_INTENT = 1 << 15
+NONCE_WINDOW_S = 300.0  # Discord keeps an enforced nonce "for a few minutes"
 
 
 # --------------------------------------------------------------------------- records
@@ -148,6 +150,7 @@ class FakeMessage:
     first_content: str = ""  # what a bot message said when it was sent, before any edit
     edited_timestamp: str | None = None
     deleted: bool = False
+    nonce: str | None = None
 
     @property
     def author_id(self) -> str:
@@ -370,6 +373,8 @@ class FakeDiscord(LoopbackServer):
         self.gateway_log: list[dict[str, Any]] = []  # every payload the client sent on the gateway
         self.heartbeats: list[Heartbeat] = []
         self.rate_limits: RateLimiter | None = None  # set one to rate-limit sends and edits
+        self.on_post: Callable[[FakeMessage], None] | None = None  # called once a bot message is created
+        self.enforce_nonces = True  # False: every send creates a message (a baseline without Discord's dedup)
 
         self._sessions: dict[str, _Session] = {}
         self._connections: set[_Connection] = set()
@@ -463,6 +468,12 @@ class FakeDiscord(LoopbackServer):
         guild.channel_ids.append(cid)
         self._emit_guild_event(guild_id, "CHANNEL_CREATE", lambda: self.channels[cid])
         return cid
+
+    def delete_channel(self, channel_id: str) -> None:
+        """Delete a guild channel (sent as CHANNEL_DELETE); its routes answer 404 Unknown Channel."""
+        channel = self.channels.pop(channel_id)
+        self.guilds[channel["guild_id"]].channel_ids.remove(channel_id)
+        self._emit_guild_event(channel["guild_id"], "CHANNEL_DELETE", lambda: channel)
 
     def deny_in_channel(self, channel_id: str, role_id: str, permissions: int) -> None:
         """A permission overwrite in one channel denying ``permissions`` to a role (sent as
@@ -646,6 +657,26 @@ class FakeDiscord(LoopbackServer):
         if resolved:
             data["resolved"] = resolved
         return await self._dispatch_interaction(2, channel_id, user_id, data, name=name)
+
+    async def autocomplete(self, channel_id: str, user_id: str, name: str, focused: str, typed: str, *,
+                           subcommand: str | None = None) -> list[dict[str, Any]]:
+        """A person types ``typed`` into the option ``focused`` of a synced command; dispatches
+        INTERACTION_CREATE (type 4) and returns the choices the bot answered (callback type 8)."""
+        guild_id = self.channels[channel_id].get("guild_id")
+        command = self._find_command(name, guild_id)
+        defs = command.get("options") or []
+        if subcommand is not None:
+            defs = self._sub_def(defs, subcommand, 1, name).get("options") or []
+        kind = next(d["type"] for d in defs if d["name"] == focused)
+        built: list[dict[str, Any]] = [{"name": focused, "type": kind, "value": typed, "focused": True}]
+        if subcommand is not None:
+            built = [{"name": subcommand, "type": 1, "options": built}]
+        data: dict[str, Any] = {"id": command["id"], "name": name, "type": 1, "options": built}
+        if command.get("guild_id"):
+            data["guild_id"] = command["guild_id"]
+        inter = await self._dispatch_interaction(4, channel_id, user_id, data, name=name)
+        event = await self.wait_for_response(inter, "callback")
+        return list((event.json.get("data") or {}).get("choices") or [])
 
     async def click_button(self, message_id: str, custom_id: str, user_id: str) -> FakeInteraction:
         """A person clicks a component of a bot message; dispatches INTERACTION_CREATE (type 3)."""
@@ -842,6 +873,8 @@ class FakeDiscord(LoopbackServer):
             "embeds": msg.embeds, "components": msg.components, "pinned": False,
             "type": msg.type, "flags": msg.flags,
         }
+        if msg.nonce is not None:
+            data["nonce"] = msg.nonce
         if msg.guild_id is not None:
             data["guild_id"] = msg.guild_id
             guild = self.guilds[msg.guild_id]
@@ -1369,8 +1402,19 @@ class FakeDiscord(LoopbackServer):
         body = req.json or {}
         if (bad := self._validate_message(body, req.files)) is not None:
             return bad
+        nonce = str(body["nonce"]) if body.get("nonce") is not None else None
+        if nonce is not None and len(nonce) > 25:
+            return _invalid_form("nonce", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+        if nonce is not None and body.get("enforce_nonce") and self.enforce_nonces:
+            for earlier in self.messages_in(channel_id):
+                if (earlier.nonce == nonce and earlier.author_id == self.bot_id
+                        and time.monotonic() - earlier.created_at < NONCE_WINDOW_S):
+                    return _json(200, self._message_payload(earlier))
         msg = self._bot_message(channel_id, body, req.files)
+        msg.nonce = nonce
         self._emit_message("MESSAGE_CREATE", msg)
+        if self.on_post is not None:
+            self.on_post(msg)
         return _json(200, self._message_payload(msg))
 
     async def _patch_message(self, req: _Request, channel_id: str, message_id: str) -> web.Response:
@@ -1499,7 +1543,7 @@ class FakeDiscord(LoopbackServer):
             self._record(inter, "callback", body, 400, callback_type=ctype)
             return _error(400, 40060, "Interaction has already been acknowledged.")
         data = body.get("data") or {}
-        allowed = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9), 5: (4, 5)}.get(inter.type, ())
+        allowed = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9), 4: (8,), 5: (4, 5)}.get(inter.type, ())
         if ctype not in allowed:
             self._record(inter, "callback", body, 400, callback_type=ctype)
             return _error(400, 50035, f"Invalid interaction response type {ctype} for interaction type {inter.type}")

@@ -761,3 +761,24 @@ def test_dm_has_no_everyone_or_role_pings() -> None:
 def test_snowflakes_increase_and_look_like_discord_ids() -> None:
     ids = [int(p.snowflake()) for _ in range(100)]
     assert ids == sorted(set(ids)) and all(17 <= len(str(i)) <= 20 for i in ids)
+
+
+async def test_an_enforced_nonce_sent_twice_creates_one_message(world: World) -> None:
+    async with running(MiniBot(), world.fake.token) as bot:
+        channel = bot.get_partial_messageable(int(world.channel_id))
+        first = await channel.send("once", nonce="r1.abc")
+        again = await channel.send("once", nonce="r1.abc")
+        other = await channel.send("twice", nonce="r1.abd")
+    assert first.id == again.id != other.id
+    assert [m.content for m in world.fake.bot_messages(world.channel_id)] == ["once", "twice"]
+    body = next(r.json for r in world.fake.requests if r.method == "POST" and r.path.endswith("/messages"))
+    assert body["nonce"] == "r1.abc" and body["enforce_nonce"] is True
+
+
+async def test_a_deleted_channel_answers_unknown_channel(world: World) -> None:
+    async with running(MiniBot(), world.fake.token) as bot:
+        world.fake.delete_channel(world.channel_id)
+        await world.fake.wait_for(lambda: bot.get_channel(int(world.channel_id)) is None)
+        with pytest.raises(discord.NotFound) as info:
+            await bot.get_partial_messageable(int(world.channel_id)).send("anyone?")
+    assert info.value.code == 10003

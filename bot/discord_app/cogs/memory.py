@@ -87,7 +87,7 @@ class MemoryCog(commands.Cog):
         view.origin = interaction
         await interaction.response.send_message(
             "Erase everything I keep of what you said here (memories, your messages and my answers "
-            "in channel histories, answer traces)? This cannot be undone.", view=view, ephemeral=True
+            "in channel histories, answer traces, reminders)? This cannot be undone.", view=view, ephemeral=True
         )
 
     async def _forget_one(self, interaction: discord.Interaction, user_id: str, guild_id: str | None,

@@ -1,0 +1,146 @@
+"""When a reminder fires: ISO 8601 times read in a person's zone, RFC 5545 rules, and the words
+that say a time or a delay to people.
+
+A time without an offset is wall time in the person's zone; a rule's occurrences are computed
+in wall time too (python-dateutil's ``rrule``, with the first occurrence as DTSTART), so "every
+day at 8" stays at 8 across a daylight-saving change; each occurrence then becomes a UTC instant
+(``zoneinfo``: a wall time skipped by a spring-forward change fires an hour later, a repeated one
+at its first instant). Rules run in a worker thread with a time limit: dateutil walks a rule
+period by period, and a rule that can never match (30 February, hourly) walks to the year 9999
+(about 17 s of CPU); such a rule is refused when it gives nothing within the limit.
+
+Part of bot/: uses dateutil and zoneinfo only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+from dateutil import rrule
+
+__all__ = ["RULE_TIMEOUT_S", "ScheduleError", "describe", "late_by", "next_after", "parse_when", "plan_rule",
+           "wall_time"]
+
+T = TypeVar("T")
+RULE_TIMEOUT_S = 2.0
+MAX_WHEN_CHARS = 64
+MAX_RULE_CHARS = 300
+GAPS_CHECKED = 24  # occurrences whose spacing is checked against the shortest repeat allowed
+_RULE_TEXT = re.compile(r"^(RRULE:)?[A-Z0-9=;,+\-]+$")
+_WHEN_TEXT = re.compile(r"^[0-9T:+\-.,Z ]+$")
+
+
+class ScheduleError(Exception):
+    """A time or a rule that cannot be used; the message says why, for a person or the model."""
+
+
+def wall_time(moment: datetime, zone: ZoneInfo) -> datetime:
+    """``moment`` as naive wall time in ``zone``."""
+    return moment.astimezone(zone).replace(tzinfo=None)
+
+
+def _instant(local: datetime, zone: ZoneInfo) -> datetime:
+    return local.replace(tzinfo=zone).astimezone(UTC)
+
+
+def parse_when(text: str, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """``text`` (ISO 8601: with an offset or Z absolute, without one wall time in ``zone``) as
+    (the UTC instant, the wall time in ``zone``); ScheduleError with an example when malformed."""
+    raw = (text or "").strip()
+    if not raw or len(raw) > MAX_WHEN_CHARS:
+        raise ScheduleError("when is empty or too long; give an ISO 8601 date and time such as 2026-12-04T09:00")
+    try:
+        if not _WHEN_TEXT.fullmatch(raw):
+            raise ValueError(raw)
+        parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ScheduleError(
+            f"when {raw[:40]!r} is not an ISO 8601 date and time; write it like 2026-12-04T09:00 "
+            "(the person's own time zone) or 2026-12-04T08:00Z (UTC)") from None
+    if parsed.tzinfo is None:
+        return _instant(parsed, zone), parsed
+    return parsed.astimezone(UTC), wall_time(parsed, zone)
+
+
+def _rule(text: str, start_local: datetime) -> rrule.rrule:
+    rule = (text or "").strip().upper()
+    if not rule or len(rule) > MAX_RULE_CHARS or not _RULE_TEXT.fullmatch(rule):
+        raise ScheduleError(
+            "repeat must be one RFC 5545 rule such as FREQ=DAILY;BYHOUR=8 or FREQ=WEEKLY;BYDAY=MO")
+    try:
+        parsed = rrule.rrulestr(rule, dtstart=start_local)
+    except (ValueError, TypeError) as exc:
+        raise ScheduleError(f"repeat {rule[:60]!r} is not a valid RFC 5545 rule ({exc})") from None
+    if not isinstance(parsed, rrule.rrule):
+        raise ScheduleError("repeat must be a single RRULE, without DTSTART, RDATE or EXDATE")
+    if parsed._freq in (rrule.SECONDLY, rrule.MINUTELY):  # the rule's own frequency (no public accessor)
+        raise ScheduleError("repeat may be at most hourly (FREQ=HOURLY, DAILY, WEEKLY, MONTHLY or YEARLY)")
+    return parsed
+
+
+async def _in_thread(fn: Callable[[], T]) -> T:
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(fn), RULE_TIMEOUT_S)
+    except TimeoutError:
+        raise ScheduleError("repeat finds no time soon enough (does the rule ever match?); "
+                            "give a simpler rule") from None
+
+
+async def plan_rule(text: str, start_local: datetime, zone: ZoneInfo, now: datetime,
+                    min_repeat: timedelta) -> tuple[str, datetime]:
+    """Check the rule ``text`` from ``start_local`` (wall time in ``zone``): it must fire after
+    ``now`` and never more often than ``min_repeat``. Returns the rule as stored and its first
+    occurrence after ``now`` (UTC)."""
+    parsed = _rule(text, start_local)
+
+    def upcoming() -> list[datetime]:
+        return list(itertools.islice(parsed, GAPS_CHECKED))
+
+    times = await _in_thread(upcoming)
+    for earlier, later in itertools.pairwise(times):
+        if later - earlier < min_repeat:
+            raise ScheduleError(f"repeat fires more often than allowed (at most every "
+                                f"{_span(min_repeat)}); choose a rule with fewer occurrences")
+    first = await next_after(str(parsed).split("\n")[-1], start_local, zone, now - timedelta(microseconds=1))
+    if first is None:
+        raise ScheduleError("repeat never fires after now (its UNTIL or COUNT has passed)")
+    return str(parsed).split("\n")[-1].removeprefix("RRULE:"), first
+
+
+async def next_after(rule: str, start_local: datetime, zone: ZoneInfo, after: datetime) -> datetime | None:
+    """The rule's first occurrence strictly after ``after`` (UTC), or None when it has ended."""
+    parsed = _rule(rule, start_local)
+
+    def find() -> datetime | None:
+        candidate = parsed.after(wall_time(after, zone) - timedelta(hours=3), inc=True)
+        while candidate is not None and _instant(candidate, zone) <= after:  # DST folds: compare instants
+            candidate = parsed.after(candidate)
+        return None if candidate is None else _instant(candidate, zone)
+
+    return await _in_thread(find)
+
+
+def describe(moment: datetime, zone: ZoneInfo) -> str:
+    """'Friday 4 December 2026, 09:00 CET (Europe/Paris)'."""
+    local = moment.astimezone(zone)
+    return f"{local:%A} {local.day} {local:%B %Y, %H:%M} {local.tzname()} ({zone.key})"
+
+
+def _span(delta: timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    parts = [f"{days} d" if days else "", f"{hours} h" if hours else "", f"{minutes} min" if minutes else ""]
+    return " ".join(p for p in parts if p) or "less than a minute"
+
+
+def late_by(delta: timedelta) -> str:
+    """'late by 2 h', 'late by 1 d 3 h', 'late by 5 min' (whole minutes, the largest two units)."""
+    words = _span(delta).split(" ")
+    return "late by " + " ".join(words[:4])

@@ -1,0 +1,67 @@
+"""Reminders in the console chat: one end-to-end run in real time (`python -m bot chat` as a
+subprocess, the model setting a reminder a few seconds ahead, the chat printing it when it falls
+due), and the console delivering only its own user's reminders."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from bot.console.reminders import ConsoleReminderSender
+from bot.process.runtime import Runtime
+from bot.reminders.delivery import ReminderDelivery
+from bot.reminders.service import Place
+from bot.settings.config import load_settings
+from tests.bot.test_console import child_env
+from tests.fakes.openai_server import FakeOpenAI
+
+
+async def test_a_reminder_set_in_the_console_is_printed_when_it_falls_due(
+        fake: FakeOpenAI, env: dict[str, str], tmp_path: Path) -> None:
+    def model(body: dict[str, Any]) -> str:
+        if body["messages"][-1]["content"].startswith("Observation:"):
+            return "Final Answer: I will remind you."
+        soon = (datetime.now(UTC) + timedelta(seconds=2)).isoformat(timespec="seconds")
+        return f'Action: remind\nAction Input: {json.dumps({"when": soon, "message": "stand up"})}'
+
+    fake.responder = model
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "chat", cwd=tmp_path, env=child_env(env),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"remind me to stand up in two seconds\n")
+    await proc.stdin.drain()
+    seen = ""
+    async with asyncio.timeout(60):
+        while "⏰ Reminder: stand up" not in seen:
+            line = await proc.stdout.readline()
+            assert line, f"the chat ended before the reminder: {seen}"
+            seen += line.decode()
+    proc.stdin.write(b"/quit\n")
+    await proc.stdin.drain()
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert "I will remind you." in seen and "reminder #1" in seen
+    assert "Traceback" not in err.decode()
+
+
+async def test_the_console_delivers_only_its_own_users_reminders(env: dict[str, str]) -> None:
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+    clock = [now]
+    out = io.StringIO()
+    async with Runtime(load_settings(env), now=lambda: clock[0]) as runtime:
+        for user in ("console", "200000000000000001"):
+            await runtime.reminders.create(Place(user, user, None, "console", True), "2026-12-03T10:05Z", f"for {user}")
+        delivery = ReminderDelivery(runtime.reminders, ConsoleReminderSender(Console(file=out, width=100), "console"))
+        clock[0] = now + timedelta(minutes=5)
+        assert await delivery.deliver_due() == 1
+        assert await runtime.reminders.pending("console") == []
+        assert len(await runtime.reminders.pending("200000000000000001")) == 1
+    assert "for console" in out.getvalue() and "for 2000" not in out.getvalue()
