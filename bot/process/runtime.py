@@ -6,7 +6,8 @@
 Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
 TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, in a child
 process with CHROMA_PROCESS, or the Chroma server of CHROMA_HOST/CHROMA_PORT; MEMORY_CACHE_MB
-of people's items kept here); an httpx.AsyncClient for the tools; the ToolRegistry with the
+of people's items kept here); the servers' documents (memory.documents: vectors under
+DATA_DIR/documents or on the Chroma server, sharing the memory's embedder); an httpx.AsyncClient for the tools; the ToolRegistry with the
 built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
@@ -51,6 +52,8 @@ from bot.process.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
 from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
+from bot.knowledge.docs_tool import DocsTools
+from bot.knowledge.documents import DocumentsService
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.persistence import TurnStore
 from bot.services import ChannelService, PersonMemoryService, TraceService
@@ -61,6 +64,7 @@ from memory.stores.database import Database
 from memory.config import OP_TIMEOUT_S
 from memory.errors import StoreUnavailable
 from memory.stores.guild_settings import GuildSettingsStore
+from memory.documents import ServerDocuments, open_server_documents
 from memory.semantic import UserMemory, open_user_memory
 from memory.stores.traces import TraceStore
 from memory.stores.usage import TokenUsageStore
@@ -97,6 +101,7 @@ class Runtime:
         self.buffer: ChannelBuffer
         self.traces: TraceStore
         self.user_memory: UserMemory
+        self.documents: ServerDocuments
         self.http: httpx.AsyncClient
         self.tools: ToolRegistry
         self.mcp: McpTools
@@ -129,6 +134,12 @@ class Runtime:
             self.user_memory = await asyncio.to_thread(
                 open_user_memory, settings=s.memory, embedder=self._embedder, op_timeout_s=OP_TIMEOUT_S)
             stack.push_async_callback(self.user_memory.close)
+            self.documents = await asyncio.to_thread(
+                open_server_documents, self.db, self.user_memory.embedder, path=s.memory.data_dir / "documents",
+                host=s.memory.chroma_host, port=s.memory.chroma_port,
+                auth_token=s.memory.chroma_auth_token or None, limits=s.features.knowledge.documents)
+            stack.push_async_callback(self.documents.close)
+            await self.documents.load()
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
             self._builtin_tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
@@ -163,13 +174,14 @@ class Runtime:
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
                                          budget=self.budget, policy=policy, now=self._now,
-                                         store=self.turn_store)
+                                         store=self.turn_store,
+                                         docs=DocsTools(self.documents, timeout_s=s.agent.tool_timeout_s))
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
                 memory=PersonMemoryService(self.user_memory, policy=policy,
                                            places=self.places, rows=PersonErasure(self.db)),
                 channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now),
-                places=self.places)
+                places=self.places, documents=DocumentsService(self.documents, self.http))
             lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
             stack.push_async_callback(_cancel, lag)
             health = asyncio.create_task(self._log_health(), name="health-line")

@@ -59,6 +59,7 @@ from bot.turn.privacy import MemoryPolicy, Reach
 from bot.process.health import HealthLog
 from bot.process.pacing import LoopPacer
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
+from bot.knowledge.docs_tool import DocsTools
 from bot.turn.agent import TurnAgents
 from bot.turn.memory_tools import MemoryTools
 from bot.turn.requests import TurnRequest, TurnResult
@@ -118,7 +119,8 @@ class TurnPipeline:
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  budget: TokenBudget | None = None, policy: MemoryPolicy | None = None,
-                 store: TurnStore | None = None) -> None:
+                 store: TurnStore | None = None, docs: DocsTools | None = None) -> None:
+        self._docs = docs  # search_docs in servers with documents (bot.knowledge.docs_tool)
         self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
         self._places = places or _OperatorDefaults()
         self._budget = budget  # daily token budgets (bot.settings.budgets); None: no limits
@@ -249,6 +251,8 @@ class TurnPipeline:
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
                                           guild_id=req.guild_id, display_name=req.display_name)
                     tools = self._memory_tools.for_turn(pending, reach) if remember else None
+                    if self._docs is not None and (docs := self._docs.for_turn(req.guild_id)) is not None:
+                        tools = docs if tools is None else tools.merged(docs)
                     await self.pacer.wait()  # the prompt and the first model request (bot.process.pacing)
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from memory.documents.extract import DocumentRefused, kind_of
 from memory.documents.index import DocHit
-from memory.documents.store import DocumentInfo, DocumentLimits, ServerDocuments, open_server_documents
+from memory.documents.store import DocumentInfo, DocumentLimits, ServerDocuments, open_server_documents, too_big
 
 __all__ = ["DocHit", "DocumentInfo", "DocumentLimits", "DocumentRefused", "ServerDocuments", "kind_of",
-           "open_server_documents"]
+           "open_server_documents", "too_big"]

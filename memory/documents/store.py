@@ -38,7 +38,7 @@ from memory.semantic.chroma_backend import ChromaStore
 from memory.semantic.embeddings import Embedder
 from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 
-__all__ = ["COLLECTION", "DocumentInfo", "DocumentLimits", "ServerDocuments", "open_server_documents"]
+__all__ = ["COLLECTION", "DocumentInfo", "DocumentLimits", "ServerDocuments", "open_server_documents", "too_big"]
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,11 @@ def _size(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{max(1, round(size / 1000))} KB"
 
 
+def too_big(size: int, limit: int) -> DocumentRefused:
+    """The refusal of a file of ``size`` bytes over ``limit``."""
+    return DocumentRefused(f"That file is {_size(size)}; documents may be at most {_size(limit)}.")
+
+
 class ServerDocuments:
     """Every server's documents over one database and one Chroma collection."""
 
@@ -114,8 +119,7 @@ class ServerDocuments:
         require_id("guild_id", guild_id)
         limits = self.limits
         if len(data) > limits.max_file_bytes:
-            raise DocumentRefused(f"That file is {_size(len(data))}; documents may be at most "
-                                  f"{_size(limits.max_file_bytes)}.")
+            raise too_big(len(data), limits.max_file_bytes)
         title = " ".join(storable_text(title).split())[:TITLE_MAX_CHARS] or "Untitled"
         sections = await asyncio.to_thread(extract, data, kind)
         chars = sum(len(s.text) for s in sections)
