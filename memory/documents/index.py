@@ -22,10 +22,11 @@ from memory.semantic.ranking import RankingConfig, fuse_keyed, plan_query
 
 __all__ = ["DOCS_RANKING", "DocHit", "IndexedPassage", "PassageIndex"]
 
-# The winner of bench/docs_eval.py on its tuning half (bench/README.md, "Server documents"):
-# BM25 counts half as much as the dense similarity, and as much for a question naming things.
+# The winner of bench/docs_eval.py on its tuning half (bench/README.md, "Server documents";
+# docs/decisions/0030-server-documents.md): BM25 weighs a fifth of the dense similarity, for
+# every question (a higher weight for questions naming things changed nothing there).
 DOCS_RANKING = RankingConfig(
-    fusion="sum", keyword_weight=0.5, name_keyword_weight=1.0, current_keyword_weight=None,
+    fusion="sum", keyword_weight=0.2, name_keyword_weight=None, current_keyword_weight=None,
     asked_keyword_weight=None, reply_weight=1.0, asked_reply_weight=1.0, one_per_exchange=False,
     window_bonus=0.0, recency_boost=0.0, parse_time=False, speaker_bonus=0.0, dated_bonus=0.0)
 

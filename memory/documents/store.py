@@ -32,10 +32,11 @@ from typing import Any
 import numpy as np
 
 from memory.documents.extract import DocumentRefused, extract
-from memory.documents.index import DocHit, IndexedPassage, PassageIndex
+from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex
 from memory.documents.passages import DEFAULT_PASSAGE_CHARS, split_passages
 from memory.semantic.chroma_backend import ChromaStore
 from memory.semantic.embeddings import Embedder
+from memory.semantic.ranking import RankingConfig
 from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 
 __all__ = ["COLLECTION", "DocumentInfo", "DocumentLimits", "ServerDocuments", "open_server_documents", "too_big"]
@@ -218,13 +219,15 @@ class ServerDocuments:
 
     # -- searching ----------------------------------------------------------------------
 
-    async def search(self, guild_id: str, query: str, *, k: int = 5, mode: str = "hybrid") -> list[DocHit]:
-        """A server's best ``k`` passages for ``query``, best first (none for another server's)."""
+    async def search(self, guild_id: str, query: str, *, k: int = 5, mode: str = "hybrid",
+                     config: RankingConfig = DOCS_RANKING) -> list[DocHit]:
+        """A server's best ``k`` passages for ``query``, best first (none for another server's);
+        ``mode`` and ``config`` as `PassageIndex.search` takes them."""
         if not self.has_documents(guild_id) or not query.strip():
             return []
         index = await self._index(guild_id)
         vector = None if mode == "keyword" else (await asyncio.to_thread(self._embedder.embed, [query]))[0]
-        return index.search(query, vector, k=k, mode=mode)
+        return index.search(query, vector, k=k, mode=mode, config=config)
 
     async def _index(self, guild_id: str) -> PassageIndex:
         if (index := self._indexes.get(guild_id)) is not None:
