@@ -18,6 +18,7 @@ from agent.events import AgentEvent
 
 if TYPE_CHECKING:  # the services import this module's EventCallback
     from bot.knowledge.documents import DocumentsService
+    from bot.knowledge.tldr import ChannelDigests
     from bot.services import ChannelService, PersonMemoryService, TraceService
     from bot.settings.place import PlaceSettingsService
     from bot.turn.pipeline import TurnPipeline
@@ -37,3 +38,4 @@ class FrontEndServices:
     channels: ChannelService
     places: PlaceSettingsService
     documents: DocumentsService | None = None  # the /docs commands (None: not offered)
+    digests: ChannelDigests | None = None  # /tldr (None: not offered)

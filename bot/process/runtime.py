@@ -54,6 +54,7 @@ from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.knowledge.docs_tool import DocsTools
 from bot.knowledge.documents import DocumentsService
+from bot.knowledge.tldr import ChannelDigests
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.persistence import TurnStore
 from bot.services import ChannelService, PersonMemoryService, TraceService
@@ -181,7 +182,11 @@ class Runtime:
                 memory=PersonMemoryService(self.user_memory, policy=policy,
                                            places=self.places, rows=PersonErasure(self.db)),
                 channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now),
-                places=self.places, documents=DocumentsService(self.documents, self.http))
+                places=self.places, documents=DocumentsService(self.documents, self.http),
+                digests=ChannelDigests(self.buffer, self.llm, whole_channel=s.buffer_all_messages,
+                                       max_messages=s.features.knowledge.tldr_max_messages,
+                                       token_budget=self.pipeline.history_token_budget,
+                                       now=self._now, budget=self.budget))
             lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
             stack.push_async_callback(_cancel, lag)
             health = asyncio.create_task(self._log_health(), name="health-line")

@@ -146,6 +146,12 @@ class TurnPipeline:
         self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
 
     @property
+    def history_token_budget(self) -> int:
+        """Tokens a turn's question, history and memories may take (the model's context less
+        the system prompt and the run's reserve): what /tldr and the running summary read."""
+        return self._context_budget
+
+    @property
     def turns_queued(self) -> int:
         """Turns waiting for their channel's earlier turns or for a free slot."""
         return self.tracker.in_flight - self.scheduler.running

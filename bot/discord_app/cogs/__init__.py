@@ -1,4 +1,4 @@
-"""The bot's cogs: mentions, /ask, /trace, /memory, /reset, /settings, /usage and /docs, each owning its errors.
+"""The bot's cogs: mentions, /ask, /trace, /memory, /reset, /settings, /usage, /docs and /tldr, each owning its errors.
 
 Handlers translate, the pipeline decides: cogs call the services of bot.interfaces.FrontEndServices
 and the discord_app helpers, never the agent or the stores themselves."""
@@ -11,7 +11,8 @@ from bot.discord_app.cogs.docs import DocsCog
 from bot.discord_app.cogs.memory import MemoryCog
 from bot.discord_app.cogs.mentions import MentionsCog
 from bot.discord_app.cogs.settings import SettingsCog
+from bot.discord_app.cogs.tldr import TldrCog
 from bot.discord_app.cogs.trace import TraceCog
 from bot.discord_app.cogs.usage import UsageCog
 
-__all__ = ["AdminCog", "AskCog", "DocsCog", "MemoryCog", "MentionsCog", "SettingsCog", "TraceCog", "UsageCog"]
+__all__ = ["AdminCog", "AskCog", "DocsCog", "MemoryCog", "MentionsCog", "SettingsCog", "TldrCog", "TraceCog", "UsageCog"]
