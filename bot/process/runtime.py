@@ -54,6 +54,7 @@ from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.knowledge.docs_tool import DocsTools
 from bot.knowledge.documents import DocumentsService
+from bot.knowledge.summary import RunningSummaries
 from bot.knowledge.tldr import ChannelDigests
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.persistence import TurnStore
@@ -66,6 +67,7 @@ from memory.config import OP_TIMEOUT_S
 from memory.errors import StoreUnavailable
 from memory.stores.guild_settings import GuildSettingsStore
 from memory.documents import ServerDocuments, open_server_documents
+from memory.stores.summaries import ChannelSummaries
 from memory.semantic import UserMemory, open_user_memory
 from memory.stores.traces import TraceStore
 from memory.stores.usage import TokenUsageStore
@@ -172,16 +174,23 @@ class Runtime:
             self.turn_store = await stack.enter_async_context(TurnStore(
                 self.buffer, self.traces, self.db, self.user_memory, self.writes, now=self._now,
                 policy=policy))
+            summaries = ChannelSummaries(self.db)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
                                          budget=self.budget, policy=policy, now=self._now,
                                          store=self.turn_store,
-                                         docs=DocsTools(self.documents, timeout_s=s.agent.tool_timeout_s))
+                                         docs=DocsTools(self.documents, timeout_s=s.agent.tool_timeout_s),
+                                         summaries=RunningSummaries(
+                                             self.buffer, summaries, self.llm,
+                                             every=s.features.knowledge.summary_every, window=s.buffer_window,
+                                             history_tokens=lambda: self.pipeline.history_token_budget))
+            stack.push_async_callback(self.pipeline.summaries.aclose)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
                 memory=PersonMemoryService(self.user_memory, policy=policy,
                                            places=self.places, rows=PersonErasure(self.db)),
-                channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now),
+                channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now,
+                                        summaries=summaries),
                 places=self.places, documents=DocumentsService(self.documents, self.http),
                 digests=ChannelDigests(self.buffer, self.llm, whole_channel=s.buffer_all_messages,
                                        max_messages=s.features.knowledge.tldr_max_messages,

@@ -200,8 +200,8 @@ m008_server_documents = Migration(
     ),
 )
 
-# A channel's running summary (bot.knowledge.summary): what was said before the buffer rows
-# that still fit the context, folded by the model; `through_id` is the last buffer row folded.
+# A channel's running summary (memory.stores.summaries): what was said before the buffer rows
+# that still fit the context, folded by the model; it covers the rows up to `through_us`.
 m009_channel_summaries = Migration(
     9,
     "m009_channel_summaries",
@@ -210,7 +210,8 @@ m009_channel_summaries = Migration(
         CREATE TABLE channel_summaries (
             channel_id    TEXT PRIMARY KEY,
             summary       TEXT NOT NULL,
-            through_id    INTEGER NOT NULL,
+            through_us    INTEGER NOT NULL,
+            folded        INTEGER NOT NULL,
             updated_at_us INTEGER NOT NULL
         )
         """,
