@@ -105,6 +105,7 @@ class Runtime:
         self.traces: TraceStore
         self.user_memory: UserMemory
         self.documents: ServerDocuments
+        self.summaries: ChannelSummaries
         self.http: httpx.AsyncClient
         self.tools: ToolRegistry
         self.mcp: McpTools
@@ -174,7 +175,7 @@ class Runtime:
             self.turn_store = await stack.enter_async_context(TurnStore(
                 self.buffer, self.traces, self.db, self.user_memory, self.writes, now=self._now,
                 policy=policy))
-            summaries = ChannelSummaries(self.db)
+            self.summaries = summaries = ChannelSummaries(self.db)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
                                          budget=self.budget, policy=policy, now=self._now,
@@ -221,12 +222,14 @@ class Runtime:
         log.info("tools now: %s", ", ".join(self.tools.names()))
 
     async def prune_old(self) -> int:
-        """Delete channel messages older than BUFFER_RETENTION_DAYS and traces older than
-        TRACE_RETENTION_DAYS (0: keep all); how many rows."""
+        """Delete channel messages older than BUFFER_RETENTION_DAYS (and running summaries
+        that cover only such messages) and traces older than TRACE_RETENTION_DAYS (0: keep
+        all); how many rows."""
         now = self._now()
         pruned = 0
         if (days := self.settings.memory.buffer_retention_days) > 0:
             pruned += await self.buffer.prune(now - timedelta(days=days))
+            pruned += await self.summaries.prune(now - timedelta(days=days))
         if (days := self.settings.memory.trace_retention_days) > 0:
             pruned += await self.traces.prune(now - timedelta(days=days))
         return pruned

@@ -6,7 +6,8 @@ folded into it over its life. The bot writes it off the turn's path; `save` is a
 compare-and-set so that a summary made from messages that a `/reset` (or a forget) removed
 meanwhile, or made in parallel from an older summary, is never stored: it is refused unless
 the row still covers what the summary was made from and the buffer still holds the last
-message folded. `clear` removes a channel's summary (a `/reset`).
+message folded. `clear` removes a channel's summary (a `/reset`), `prune` those that cover
+only messages past the buffer's retention.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -68,6 +69,11 @@ class ChannelSummaries:
                 "through_us = excluded.through_us, folded = excluded.folded, updated_at_us = excluded.updated_at_us",
                 (channel_id, storable_text(text), epoch_us(through), folded, epoch_us(datetime.now(UTC))))
         return True
+
+    async def prune(self, older_than: datetime) -> int:
+        """Delete the summaries that cover only messages from before ``older_than`` (the
+        buffer's retention); how many."""
+        return await self._db.execute("DELETE FROM channel_summaries WHERE through_us < ?", (epoch_us(older_than),))
 
     async def clear(self, channel_id: str) -> int:
         """Remove a channel's summary; 1 if there was one, else 0."""

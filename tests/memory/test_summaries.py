@@ -67,3 +67,13 @@ async def test_clear_removes_the_summary_and_a_huge_hostile_text_is_kept_whole(
     assert await summaries.clear(CHANNEL) == 1
     assert await summaries.get(CHANNEL) is None
     assert await summaries.clear(CHANNEL) == 0
+
+
+async def test_prune_drops_summaries_that_cover_only_messages_past_retention(
+        db: Database, buffer: ChannelBuffer, make_message) -> None:
+    messages = await _filled(buffer, make_message, 3)
+    summaries = ChannelSummaries(db)
+    await summaries.save(CHANNEL, "old", through=messages[0].created_at, folded=1, previous=None)
+    assert await summaries.prune(messages[0].created_at) == 0  # it covers a message of that very time
+    assert await summaries.prune(messages[1].created_at) == 1
+    assert await summaries.get(CHANNEL) is None
