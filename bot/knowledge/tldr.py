@@ -17,14 +17,14 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from agent.errors import LLMError
 from agent.loop import ChatModel
 from bot.errors import sentence_for
 from bot.knowledge.transcript import transcript_lines
 from bot.turn.history import quoted
-from memory.stores.buffer import BufferedMessage
+from bot.settings.budgets import TokenBudget
+from memory.stores.buffer import ChannelBuffer
 
 __all__ = ["ChannelDigests", "Digest", "TLDR_INSTRUCTIONS"]
 
@@ -39,16 +39,6 @@ TLDR_INSTRUCTIONS = (
 DEFAULT_MESSAGES = 50
 
 
-class RecentMessages(Protocol):
-    async def recent(self, channel_id: str, *, limit: int = 40,
-                     token_budget: int | None = None) -> list[BufferedMessage]: ...
-
-
-class Budget(Protocol):
-    async def refusal(self, user_id: str, guild_id: str | None) -> str | None: ...
-    async def charge(self, user_id: str, guild_id: str | None, tokens: int) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Digest:
     """What /tldr shows: the summary (or one sentence why not), and how many messages it read."""
@@ -61,8 +51,8 @@ class Digest:
 class ChannelDigests:
     """Summaries of channels' buffered conversation by the default model."""
 
-    def __init__(self, buffer: RecentMessages, llm: ChatModel, *, whole_channel: bool, max_messages: int,
-                 token_budget: int, now: Callable[[], datetime], budget: Budget | None = None) -> None:
+    def __init__(self, buffer: ChannelBuffer, llm: ChatModel, *, whole_channel: bool, max_messages: int,
+                 token_budget: int, now: Callable[[], datetime], budget: TokenBudget | None = None) -> None:
         self._buffer = buffer
         self._llm = llm
         self.whole_channel = whole_channel

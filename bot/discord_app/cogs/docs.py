@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -20,8 +21,10 @@ from discord.ext import commands
 
 from bot.discord_app.interactions import tell
 from bot.discord_app.views import paginate
-from bot.interfaces import DocumentsAccess
 from memory.documents import DocumentInfo, DocumentRefused, too_big
+
+if TYPE_CHECKING:
+    from bot.knowledge.documents import DocumentsService
 
 __all__ = ["DocsCog", "NOT_PERMITTED"]
 
@@ -44,7 +47,7 @@ class DocsCog(commands.Cog):
     docs = app_commands.Group(name="docs", description="This server's documents, which I answer from",
                               guild_only=True, default_permissions=discord.Permissions(manage_guild=True))
 
-    def __init__(self, documents: DocumentsAccess, *, admin_user_ids: frozenset[str]) -> None:
+    def __init__(self, documents: DocumentsService, *, admin_user_ids: frozenset[str]) -> None:
         self.documents = documents
         self.admin_user_ids = admin_user_ids
 

@@ -3,12 +3,16 @@ to the person who asked (bot.knowledge.tldr says what it reads and what it leave
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.replies import split_message
-from bot.interfaces import ChannelDigestAccess
+
+if TYPE_CHECKING:
+    from bot.knowledge.tldr import ChannelDigests
 
 __all__ = ["TldrCog"]
 
@@ -16,7 +20,7 @@ __all__ = ["TldrCog"]
 class TldrCog(commands.Cog):
     """The /tldr command."""
 
-    def __init__(self, digests: ChannelDigestAccess) -> None:
+    def __init__(self, digests: ChannelDigests) -> None:
         self.digests = digests
 
     @app_commands.command(name="tldr", description="Sum up this channel's recent conversation (only you see it)")
