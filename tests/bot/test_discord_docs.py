@@ -138,3 +138,23 @@ async def test_refusals_are_one_sentence(world: World, run_bot) -> None:
     ]
     for options, sentence in cases:
         assert await _told(world, await _docs(world, admin, "add", **options)) == sentence
+
+
+async def test_remove_offers_this_servers_documents_by_title_as_you_type_to_its_admins_only(world: World, run_bot) -> None:
+    admin = _admin(world)
+    await run_bot()
+    for title in ("Server rules", "Raid guide", "FAQ for raiders"):
+        await _told(world, await _docs(world, admin, "add", file=("doc.md", RULES), title=title))
+    typed = await world.dc.autocomplete(world.general, admin, "docs", {"document": "RAID"}, focused="document",
+                                        subcommand="remove")
+    await world.dc.wait_for(lambda: typed.callback is not None)
+    assert typed.callback is not None and typed.callback.callback_type == 8
+    choices = typed.callback.json["data"]["choices"]
+    assert [c["name"] for c in choices] == ["Raid guide", "FAQ for raiders"]
+    other_role = world.dc.add_role(world.other_guild, "admins", p.MANAGE_GUILD)
+    other_admin = world.dc.add_member(world.other_guild, name="otheradmin", roles=[other_role])
+    for channel, member in ((world.general, world.bob), (world.elsewhere, other_admin)):
+        peek = await world.dc.autocomplete(channel, member, "docs", {"document": ""}, focused="document",
+                                           subcommand="remove")
+        await world.dc.wait_for(lambda: peek.callback is not None)
+        assert peek.callback.json["data"]["choices"] == []  # not an admin here / another server's

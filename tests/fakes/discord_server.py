@@ -183,7 +183,7 @@ class FakeMessage:
 class InteractionEvent:
     """What the bot did with an interaction, ``at`` seconds after the fake dispatched it.
 
-    ``kind``: "callback" (``callback_type`` 4, 5, 6, 7, 9), "original_edit", "original_get",
+    ``kind``: "callback" (``callback_type`` 4, 5, 6, 7, 8, 9), "original_edit", "original_get",
     "original_delete", "followup", "followup_edit", "followup_delete".
     """
 
@@ -646,6 +646,28 @@ class FakeDiscord(LoopbackServer):
         if resolved:
             data["resolved"] = resolved
         return await self._dispatch_interaction(2, channel_id, user_id, data, name=name)
+
+    async def autocomplete(self, channel_id: str, user_id: str, name: str, options: dict[str, Any], *,
+                           focused: str, subcommand: str | None = None) -> FakeInteraction:
+        """A person types into option ``focused`` of a synced slash command; dispatches
+        INTERACTION_CREATE (type 4, application command autocomplete). The bot's choices are
+        the ``data.choices`` of the recorded callback (type 8)."""
+        guild_id = self.channels[channel_id].get("guild_id")
+        command = self._find_command(name, guild_id)
+        defs = command.get("options") or []
+        if subcommand is not None:
+            defs = self._sub_def(defs, subcommand, 1, name).get("options") or []
+        built = []
+        for key, value in options.items():
+            spec = next((d for d in defs if d["name"] == key), None)
+            if spec is None:
+                raise KeyError(f"command has no option {key!r}; it has {[d['name'] for d in defs]}")
+            built.append({"name": key, "type": spec["type"], "value": value, **({"focused": True} if key == focused
+                                                                                 else {})})
+        if subcommand is not None:
+            built = [{"name": subcommand, "type": 1, "options": built}]
+        data: dict[str, Any] = {"id": command["id"], "name": name, "type": 1, "options": built}
+        return await self._dispatch_interaction(4, channel_id, user_id, data, name=name)
 
     async def click_button(self, message_id: str, custom_id: str, user_id: str) -> FakeInteraction:
         """A person clicks a component of a bot message; dispatches INTERACTION_CREATE (type 3)."""
@@ -1484,7 +1506,7 @@ class FakeDiscord(LoopbackServer):
             self._record(inter, "callback", body, 400, callback_type=ctype)
             return _error(400, 40060, "Interaction has already been acknowledged.")
         data = body.get("data") or {}
-        allowed = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9), 5: (4, 5)}.get(inter.type, ())
+        allowed = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9), 4: (8,), 5: (4, 5)}.get(inter.type, ())
         if ctype not in allowed:
             self._record(inter, "callback", body, 400, callback_type=ctype)
             return _error(400, 50035, f"Invalid interaction response type {ctype} for interaction type {inter.type}")

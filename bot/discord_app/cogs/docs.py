@@ -118,7 +118,8 @@ class DocsCog(commands.Cog):
     @remove.autocomplete("document")
     async def _documents_named(self, interaction: discord.Interaction,
                                current: str) -> list[app_commands.Choice[str]]:
-        if interaction.guild_id is None:
+        if interaction.guild_id is None or not (interaction.permissions.manage_guild
+                                                or str(interaction.user.id) in self.admin_user_ids):
             return []
         wanted = current.casefold().strip()
         docs = await self.documents.list(str(interaction.guild_id))
