@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,16 @@ async def _open(db: Database, tmp_path: Path, embedder: LocalEmbedder, **limits:
                                    limits=DocumentLimits(**limits))
     await docs.load()
     return docs
+
+
+@asynccontextmanager
+async def _limited(db: Database, tmp_path: Path, embedder: LocalEmbedder, **limits: int) -> AsyncIterator[ServerDocuments]:
+    """A store with these limits, closed afterwards."""
+    store = await _open(db, tmp_path, embedder, **limits)
+    try:
+        yield store
+    finally:
+        await store.close()
 
 
 @pytest.fixture
@@ -128,49 +139,37 @@ async def test_a_pdf_is_searchable_by_page(docs: ServerDocuments) -> None:
 
 async def test_a_file_over_the_size_limit_is_refused(db: Database, tmp_path: Path,
                                                      local_embedder: LocalEmbedder) -> None:
-    docs = await _open(db, tmp_path, local_embedder, max_file_bytes=1000)
-    try:
+    async with _limited(db, tmp_path, local_embedder, max_file_bytes=1000) as docs:
         with pytest.raises(DocumentRefused, match=r"is 5 KB; documents may be at most 1 KB"):
             await docs.add(GUILD, title="Big", source="big.txt", kind="text", data=b"word " * 1000, added_by=ADMIN)
         assert await docs.list(GUILD) == []
-    finally:
-        await docs.close()
 
 
 async def test_a_server_at_its_document_limit_is_refused_another(db: Database, tmp_path: Path,
                                                                  local_embedder: LocalEmbedder) -> None:
-    docs = await _open(db, tmp_path, local_embedder, max_documents=1)
-    try:
+    async with _limited(db, tmp_path, local_embedder, max_documents=1) as docs:
         await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
         with pytest.raises(DocumentRefused, match="remove one first"):
             await docs.add(GUILD, title="Rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
         await docs.add(OTHER, title="Rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
-    finally:
-        await docs.close()
 
 
 async def test_concurrent_adds_never_exceed_the_passage_limit(db: Database, tmp_path: Path,
                                                               local_embedder: LocalEmbedder) -> None:
-    docs = await _open(db, tmp_path, local_embedder, max_passages=4)
-    try:
+    async with _limited(db, tmp_path, local_embedder, max_passages=4) as docs:
         results = await asyncio.gather(
             *(docs.add(GUILD, title=f"FAQ {n}", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
               for n in range(4)), return_exceptions=True)
         assert sum(not isinstance(r, Exception) for r in results) == 2
         assert all(isinstance(r, DocumentRefused) for r in results if isinstance(r, Exception))
         assert sum(d.passages for d in await docs.list(GUILD)) == 4
-    finally:
-        await docs.close()
 
 
 async def test_a_document_with_too_much_text_is_refused(db: Database, tmp_path: Path,
                                                         local_embedder: LocalEmbedder) -> None:
-    docs = await _open(db, tmp_path, local_embedder, max_document_chars=100)
-    try:
+    async with _limited(db, tmp_path, local_embedder, max_document_chars=100) as docs:
         with pytest.raises(DocumentRefused, match="characters of text"):
             await docs.add(GUILD, title="Rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
-    finally:
-        await docs.close()
 
 
 async def test_a_blank_title_and_a_hostile_one_are_stored_tidy(docs: ServerDocuments) -> None:
