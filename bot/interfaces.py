@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from agent.events import AgentEvent
 
 if TYPE_CHECKING:  # the services import this module's EventCallback
+    from bot.knowledge.documents import DocumentsService
+    from bot.knowledge.tldr import ChannelDigests
     from bot.services import ChannelService, PersonMemoryService, TraceService
     from bot.settings.place import PlaceSettingsService
     from bot.turn.pipeline import TurnPipeline
@@ -35,3 +37,5 @@ class FrontEndServices:
     memory: PersonMemoryService
     channels: ChannelService
     places: PlaceSettingsService
+    documents: DocumentsService | None = None  # the /docs commands (None: not offered)
+    digests: ChannelDigests | None = None  # /tldr (None: not offered)

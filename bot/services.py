@@ -22,6 +22,7 @@ from bot.turn.scheduling import TurnScheduler
 from memory.semantic import MemoryHit, UserMemory
 from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.erasure import PersonErasure
+from memory.stores.summaries import ChannelSummaries
 from memory.stores.traces import TraceRecord, TraceStore
 
 __all__ = ["ChannelService", "PersonMemoryService", "TraceService"]
@@ -132,14 +133,18 @@ class ChannelService:
     """Clearing a channel's buffer (after the turn running there), and keeping chatter."""
 
     def __init__(self, buffer: ChannelBuffer, scheduler: TurnScheduler, *,
-                 now: Callable[[], datetime]) -> None:
+                 now: Callable[[], datetime], summaries: ChannelSummaries | None = None) -> None:
         self._buffer = buffer
+        self._summaries = summaries
         self._scheduler = scheduler
         self._now = now
 
     async def reset_channel(self, channel_id: str) -> int:
-        """Clear a channel's buffer (after any turn running there); returns messages removed."""
+        """Clear a channel's buffer and running summary (after any turn running there);
+        returns messages removed."""
         async with self._scheduler.channel(channel_id):
+            if self._summaries is not None:
+                await self._summaries.clear(channel_id)
             return await self._buffer.clear(channel_id)
 
     async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,

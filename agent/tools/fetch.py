@@ -1,4 +1,5 @@
-"""get_json: one GET of a JSON object for the tools that call web services (weather, web_search).
+"""get_json: one GET of a JSON object for the tools that call web services (weather, web_search);
+get_public: one GET of a URL a person gave (a server document), its first hop checked too.
 
 Every failure becomes a ToolError the model can act on, naming the service as the tool calls
 it ("the search service"): a timeout, a connection error, a status other than 200 (with the
@@ -34,7 +35,7 @@ from agent.tools.registry import ToolError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_LIMITS", "FetchLimits", "get_json", "is_public_address"]
+__all__ = ["DEFAULT_LIMITS", "Fetched", "FetchLimits", "get_json", "get_public", "is_public_address"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -59,6 +60,32 @@ class FetchLimits:
 DEFAULT_LIMITS = FetchLimits()
 
 
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """The last hop's answer: status, media type (Content-Type, may be empty) and body."""
+
+    status: int
+    content_type: str
+    content: bytes
+
+
+async def get_public(http: httpx.AsyncClient, url: str, *, service: str, timeout_s: float,
+                     limits: FetchLimits = DEFAULT_LIMITS) -> Fetched:
+    """GET a URL someone gave (not the operator): unlike `get_json`, its first hop is checked
+    like a redirect (http or https, an allowed address), then the same limits apply. Every
+    failure is a ToolError saying what went wrong, in a sentence."""
+    try:
+        target = httpx.URL(url)
+    except httpx.InvalidURL:
+        raise ToolError(f"{service} is not a valid address") from None
+    try:
+        return await _fetch(http, target, {}, service, timeout_s, limits, check_first=True)
+    except httpx.TimeoutException:
+        raise ToolError(f"{service} timed out; try again later") from None
+    except httpx.HTTPError as exc:
+        raise ToolError(f"{service} is unreachable ({type(exc).__name__})") from None
+
+
 async def get_json(
     http: httpx.AsyncClient,
     url: str,
@@ -71,7 +98,8 @@ async def get_json(
 ) -> dict[str, Any]:
     """GET ``url`` and return its JSON object; raise ToolError saying what went wrong."""
     try:
-        status, content = await _fetch(http, url, params, service, timeout_s, limits)
+        fetched = await _fetch(http, httpx.URL(url), params, service, timeout_s, limits)
+        status, content = fetched.status, fetched.content
     except httpx.TimeoutException:
         raise ToolError(f"{service} timed out; try again later") from None
     except httpx.HTTPError as exc:
@@ -94,50 +122,53 @@ async def get_json(
     return body
 
 
-async def _fetch(http: httpx.AsyncClient, url: str, params: Mapping[str, Any], service: str,
-                 timeout_s: float, limits: FetchLimits) -> tuple[int, bytes]:
-    """(status, body) of the last hop, redirects followed under ``limits``."""
-    target = httpx.URL(url).copy_merge_params(dict(params))
+async def _fetch(http: httpx.AsyncClient, url: httpx.URL, params: Mapping[str, Any], service: str,
+                 timeout_s: float, limits: FetchLimits, *, check_first: bool = False) -> Fetched:
+    """The last hop's answer, redirects followed under ``limits`` (the first hop checked too
+    with ``check_first``)."""
+    target = url.copy_merge_params(dict(params)) if params else url
     for hop in range(limits.max_redirects + 1):
-        if hop:
-            await _check_target(target, service, limits)
+        if hop or check_first:
+            await _check_target(target, service, limits, redirected=bool(hop))
         async with http.stream("GET", target, timeout=timeout_s, follow_redirects=False) as response:
-            if hop:
-                _check_peer(response, service, limits)
+            if hop or check_first:
+                _check_peer(response, service, limits, "redirected to" if hop else "is")
             if response.is_redirect:
                 target = response.url.join(response.headers["location"])
                 continue
-            return response.status_code, await _read(response, service, limits.max_bytes)
+            return Fetched(response.status_code, response.headers.get("content-type", ""),
+                           await _read(response, service, limits.max_bytes))
     raise ToolError(f"{service} redirected more than {limits.max_redirects} times")
 
 
-async def _check_target(url: httpx.URL, service: str, limits: FetchLimits) -> None:
-    """Refuse a redirect to another scheme, or to a host with an address not allowed."""
+async def _check_target(url: httpx.URL, service: str, limits: FetchLimits, *, redirected: bool = True) -> None:
+    """Refuse a hop to another scheme, or to a host with an address not allowed."""
+    went = "redirected to" if redirected else "is"
     if url.scheme not in ("http", "https"):
-        raise ToolError(f"{service} redirected to a {url.scheme or 'relative'} address")
+        raise ToolError(f"{service} {went} a {url.scheme or 'relative'} address, not http or https")
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(
             url.host, port, type=socket.SOCK_STREAM)
     except OSError:
-        raise ToolError(f"{service} redirected to a host that does not resolve") from None
+        raise ToolError(f"{service} {went} a host that does not resolve") from None
     for *_, sockaddr in infos:
-        _check_address(str(sockaddr[0]), service, limits)
+        _check_address(str(sockaddr[0]), service, limits, went)
 
 
-def _check_peer(response: httpx.Response, service: str, limits: FetchLimits) -> None:
+def _check_peer(response: httpx.Response, service: str, limits: FetchLimits, went: str) -> None:
     """Refuse a response from an address not allowed (what the connection really reached)."""
     stream = response.extensions.get("network_stream")
     peer = stream.get_extra_info("server_addr") if stream is not None else None
     if peer:
-        _check_address(str(peer[0]), service, limits)
+        _check_address(str(peer[0]), service, limits, went)
 
 
-def _check_address(text: str, service: str, limits: FetchLimits) -> None:
+def _check_address(text: str, service: str, limits: FetchLimits, went: str = "redirected to") -> None:
     address = ipaddress.ip_address(text.split("%", 1)[0])  # an IPv6 scope ("%eth0") aside
     if not limits.redirect_allowed(address):
-        log.warning("%s: a redirect to %s refused", service, address)
-        raise ToolError(f"{service} redirected to a local or private address; not followed")
+        log.warning("%s: a request to %s refused", service, address)
+        raise ToolError(f"{service} {went} a local or private address; not followed")
 
 
 async def _read(response: httpx.Response, service: str, max_bytes: int) -> bytes:

@@ -31,7 +31,8 @@ from discord.ext import commands
 from bot.settings.budgets import TokenBudget
 from bot.settings.config import DISCORD_DEFAULT_API_BASE_URL, Settings
 from bot.discord_app.access import AccessPolicy
-from bot.discord_app.cogs import AdminCog, AskCog, MemoryCog, MentionsCog, RemindCog, SettingsCog, TraceCog, UsageCog
+from bot.discord_app.cogs import (AdminCog, AskCog, DocsCog, MemoryCog, MentionsCog, RemindCog, SettingsCog, TldrCog,
+                                  TraceCog, UsageCog)
 from bot.discord_app.delivery_order import DeliveryOrder
 from bot.discord_app.interactions import NOT_ALLOWED, NOT_THIS_SERVERS_CHANNEL, tell
 from bot.discord_app.live_reply import LiveOptions
@@ -156,6 +157,10 @@ class _BotCore:
         await bot.add_cog(AskCog(s.turns, s.traces, s.places, self.settings, self.live, order))
         await bot.add_cog(TraceCog(bot, s.traces, s.memory))
         await bot.add_cog(MemoryCog(s.memory))
+        if s.documents is not None:
+            await bot.add_cog(DocsCog(s.documents, admin_user_ids=self.settings.admin_user_ids))
+        if s.digests is not None:
+            await bot.add_cog(TldrCog(s.digests))
         await bot.add_cog(AdminCog(s.channels))
         await bot.add_cog(SettingsCog(s.places, self.settings.models, admin_user_ids=self.settings.admin_user_ids,
                                       default_cooldown_s=self.settings.user_cooldown_s,

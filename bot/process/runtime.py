@@ -6,7 +6,8 @@
 Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuffer and
 TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, in a child
 process with CHROMA_PROCESS, or the Chroma server of CHROMA_HOST/CHROMA_PORT; MEMORY_CACHE_MB
-of people's items kept here); an httpx.AsyncClient for the tools; the ToolRegistry with the
+of people's items kept here); the servers' documents (memory.documents: vectors under
+DATA_DIR/documents or on the Chroma server, sharing the memory's embedder); an httpx.AsyncClient for the tools; the ToolRegistry with the
 built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
@@ -52,6 +53,10 @@ from bot.process.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
 from bot.turn.privacy import MemoryPolicy
 from bot.settings.place import PlaceSettingsService, SettingRules
+from bot.knowledge.docs_tool import DocsTools
+from bot.knowledge.documents import DocumentsService
+from bot.knowledge.summary import RunningSummaries
+from bot.knowledge.tldr import ChannelDigests
 from bot.turn.pipeline import TurnPipeline
 from bot.turn_store.persistence import TurnStore
 from bot.services import ChannelService, PersonMemoryService, TraceService
@@ -64,6 +69,8 @@ from memory.stores.database import Database
 from memory.config import OP_TIMEOUT_S
 from memory.errors import StoreUnavailable
 from memory.stores.guild_settings import GuildSettingsStore
+from memory.documents import ServerDocuments, open_server_documents
+from memory.stores.summaries import ChannelSummaries
 from memory.semantic import UserMemory, open_user_memory
 from memory.stores.reminders import ReminderStore
 from memory.stores.traces import TraceStore
@@ -101,6 +108,8 @@ class Runtime:
         self.buffer: ChannelBuffer
         self.traces: TraceStore
         self.user_memory: UserMemory
+        self.documents: ServerDocuments
+        self.summaries: ChannelSummaries
         self.http: httpx.AsyncClient
         self.tools: ToolRegistry
         self.mcp: McpTools
@@ -134,6 +143,12 @@ class Runtime:
             self.user_memory = await asyncio.to_thread(
                 open_user_memory, settings=s.memory, embedder=self._embedder, op_timeout_s=OP_TIMEOUT_S)
             stack.push_async_callback(self.user_memory.close)
+            self.documents = await asyncio.to_thread(
+                open_server_documents, self.db, self.user_memory.embedder, path=s.memory.data_dir / "documents",
+                host=s.memory.chroma_host, port=s.memory.chroma_port,
+                auth_token=s.memory.chroma_auth_token or None, limits=s.features.knowledge.documents)
+            stack.push_async_callback(self.documents.close)
+            await self.documents.load()
             self.http = await stack.enter_async_context(
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
             self._builtin_tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
@@ -166,17 +181,29 @@ class Runtime:
                 self.buffer, self.traces, self.db, self.user_memory, self.writes, now=self._now,
                 policy=policy))
             self.reminders = Reminders(ReminderStore(self.db), s.reminders, now=self._now)
+            self.summaries = summaries = ChannelSummaries(self.db)
             self.pipeline = TurnPipeline(self.agent, self.buffer, self.traces, self.db,
                                          self.user_memory, s, places=self.places, agents=self.agents,
                                          budget=self.budget, policy=policy, now=self._now,
                                          store=self.turn_store,
-                                         reminders=ReminderTools(self.reminders, timeout_s=s.agent.tool_timeout_s))
+                                         reminders=ReminderTools(self.reminders, timeout_s=s.agent.tool_timeout_s),
+                                         docs=DocsTools(self.documents, timeout_s=s.agent.tool_timeout_s),
+                                         summaries=RunningSummaries(
+                                             self.buffer, summaries, self.llm,
+                                             every=s.features.knowledge.summary_every, window=s.buffer_window,
+                                             history_tokens=lambda: self.pipeline.history_token_budget))
+            stack.push_async_callback(self.pipeline.summaries.aclose)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),
                 memory=PersonMemoryService(self.user_memory, policy=policy,
                                            places=self.places, rows=PersonErasure(self.db)),
-                channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now),
-                places=self.places)
+                channels=ChannelService(self.buffer, self.pipeline.scheduler, now=self._now,
+                                        summaries=summaries),
+                places=self.places, documents=DocumentsService(self.documents, self.http),
+                digests=ChannelDigests(self.buffer, self.llm, whole_channel=s.buffer_all_messages,
+                                       max_messages=s.features.knowledge.tldr_max_messages,
+                                       token_budget=self.pipeline.history_token_budget,
+                                       now=self._now, budget=self.budget))
             lag = asyncio.create_task(self.loop_lag.run(), name="loop-lag")
             stack.push_async_callback(_cancel, lag)
             health = asyncio.create_task(self._log_health(), name="health-line")
@@ -202,12 +229,14 @@ class Runtime:
         log.info("tools now: %s", ", ".join(self.tools.names()))
 
     async def prune_old(self) -> int:
-        """Delete channel messages older than BUFFER_RETENTION_DAYS and traces older than
-        TRACE_RETENTION_DAYS (0: keep all); how many rows."""
+        """Delete channel messages older than BUFFER_RETENTION_DAYS (and running summaries
+        that cover only such messages) and traces older than TRACE_RETENTION_DAYS (0: keep
+        all); how many rows."""
         now = self._now()
         pruned = 0
         if (days := self.settings.memory.buffer_retention_days) > 0:
             pruned += await self.buffer.prune(now - timedelta(days=days))
+            pruned += await self.summaries.prune(now - timedelta(days=days))
         if (days := self.settings.memory.trace_retention_days) > 0:
             pruned += await self.traces.prune(now - timedelta(days=days))
         return pruned

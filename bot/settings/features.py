@@ -7,6 +7,8 @@ Variables (empty values count as unset):
     USER_DAILY_TOKENS    tokens one person may use per UTC day, everywhere together (0 = no limit)
     GUILD_DAILY_TOKENS   tokens one server may use per UTC day, all its people together (0 = no limit)
 
+Server documents, /tldr and the running summary: bot.settings.knowledge (``knowledge``).
+
 Read by bot.settings.config into ``Settings.features``; kept apart so that these features' settings have
 one owner. Part of bot/; imports only envsettings.
 """
@@ -14,8 +16,9 @@ one owner. Part of bot/; imports only envsettings.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from bot.settings.knowledge import KnowledgeSettings, load_knowledge_settings
 from envsettings import read_bool, read_int
 
 __all__ = ["FeatureSettings", "load_feature_settings"]
@@ -30,6 +33,7 @@ class FeatureSettings:
     image_max_count: int = 4
     user_daily_tokens: int = 0
     guild_daily_tokens: int = 0
+    knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
 
 
 def load_feature_settings(env: Mapping[str, str]) -> FeatureSettings:
@@ -40,4 +44,5 @@ def load_feature_settings(env: Mapping[str, str]) -> FeatureSettings:
         image_max_count=read_int(env, "IMAGE_MAX_COUNT", 4, low=1, high=20),
         user_daily_tokens=read_int(env, "USER_DAILY_TOKENS", 0, low=0),
         guild_daily_tokens=read_int(env, "GUILD_DAILY_TOKENS", 0, low=0),
+        knowledge=load_knowledge_settings(env),
     )

@@ -4,7 +4,9 @@ Order of sacrifice: a single over-long message (the question, one history messag
 is first cut to at most half the budget with a visible marker (memory.tokens.truncate_to_tokens);
 then the oldest history messages are dropped, down to the last exchange (KEEP_RECENT messages,
 what "it" and "that" refer to);
-then the least relevant memories (memories arrive best first); then that last exchange. The
+then the least relevant memories (memories arrive best first); then the channel's running
+summary (bot.knowledge.summary: it stands for what was dropped before, so it goes after the
+history it replaces, and is cut to a quarter of the budget); then that last exchange. The
 question is never dropped. Token counts are memory.tokens.estimate_tokens estimates plus a small per-message
 overhead for the chat format.
 
@@ -31,12 +33,13 @@ class Budgeted:
     """The parts that fit, and what had to go."""
 
     question: str
-    history: list[dict]
+    history: list[dict]  # the running summary's message first, when it was given and kept
     memories: list[str]
     dropped_history: int
     dropped_memories: int
     cut_messages: int
     tokens: int
+    summary_kept: bool = False
 
 
 def message_tokens(text: str) -> int:
@@ -45,9 +48,10 @@ def message_tokens(text: str) -> int:
 
 
 def fit_context(question: str, history: Sequence[dict], memories: Sequence[str], *,
-                budget: int) -> Budgeted:
+                budget: int, summary: dict | None = None) -> Budgeted:
     """Fit ``question`` + ``history`` (oldest first, chat dicts with "content") + ``memories``
-    (best first) into ``budget`` estimated tokens."""
+    (best first) into ``budget`` estimated tokens; ``summary`` (a chat message standing for the
+    history before ``history``) goes first in the history when it fits."""
     budget = max(budget, MIN_BUDGET_TOKENS)
     cap = budget // 2 - MESSAGE_OVERHEAD_TOKENS  # >= 28 tokens: room for the marker and a start
     cut = 0
@@ -76,19 +80,31 @@ def fit_context(question: str, history: Sequence[dict], memories: Sequence[str],
             total -= hist_costs[dropped_history]
             dropped_history += 1
 
+    head: list[dict] = []
+    if summary is not None:
+        short = truncate_to_tokens(summary.get("content") or "", max(budget // 4, 1))
+        if short:
+            head = [dict(summary, content=short)]
+            cut += short is not summary.get("content")
+            total += message_tokens(short)
+
     drop_history(KEEP_RECENT)
     kept_memories = len(mems)
     while total > budget and kept_memories > 0:
         kept_memories -= 1
         total -= mem_costs[kept_memories]
+    if head and total > budget:
+        total -= message_tokens(head[0]["content"])
+        head = []
     drop_history(0)
 
     return Budgeted(
         question=q,
-        history=hist[dropped_history:],
+        history=head + hist[dropped_history:],
         memories=mems[:kept_memories],
         dropped_history=dropped_history,
         dropped_memories=len(mems) - kept_memories,
         cut_messages=cut,
         tokens=total,
+        summary_kept=bool(head),
     )

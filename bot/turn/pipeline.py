@@ -13,7 +13,8 @@ Platform-free, shared by the console chat and the Discord front end. The path of
    cooldown; a channel's override its server's), the channel's buffer window (other people's
    messages quoted with who wrote them: bot.turn.history), recall the person's memories where
    bot.turn.privacy's MemoryPolicy allows (a public answer never sees a private item), fit all of
-   it to MAX_CONTEXT_TOKENS (bot.turn.context_budget),
+   it to MAX_CONTEXT_TOKENS (bot.turn.context_budget; the channel's running summary, bot.knowledge.summary,
+   stands for the messages before the window and is folded after a turn, off its path),
    run the place's agent (bot.turn.agent) with per-turn memory tools and the `remind` tool
    (bot.reminders; the person's time zone in the prompt), streaming every event to
    ``on_event`` (a failing callback is logged, never fatal). The memory search and the agent's
@@ -60,6 +61,8 @@ from bot.turn.privacy import MemoryPolicy, Reach
 from bot.process.health import HealthLog
 from bot.process.pacing import LoopPacer
 from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
+from bot.knowledge.docs_tool import DocsTools
+from bot.knowledge.summary import RunningSummaries, summary_message
 from bot.turn.agent import TurnAgents
 from bot.turn.memory_tools import MemoryTools
 from bot.reminders.tool import ReminderTools
@@ -73,6 +76,7 @@ from memory.semantic import UserMemory
 from memory.stores.traces import Recalled, TraceStore
 from memory.errors import MemoryStoreError
 from memory.tokens import estimate_tokens
+from memory.stores.summaries import ChannelSummary
 from memory.stores.write_log import MemoryWriteLog
 
 __all__ = ["EventCallback", "PlaceLookup", "TurnPipeline"]
@@ -120,7 +124,10 @@ class TurnPipeline:
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  budget: TokenBudget | None = None, policy: MemoryPolicy | None = None,
-                 store: TurnStore | None = None, reminders: ReminderTools | None = None) -> None:
+                 store: TurnStore | None = None, reminders: ReminderTools | None = None,
+                 docs: DocsTools | None = None, summaries: RunningSummaries | None = None) -> None:
+        self._docs = docs  # search_docs in servers with documents (bot.knowledge.docs_tool)
+        self.summaries = summaries  # channels' running summaries (bot.knowledge.summary)
         self._agents = agents or TurnAgents(agent, settings.models, settings.agent)
         self._places = places or _OperatorDefaults()
         self._budget = budget  # daily token budgets (bot.settings.budgets); None: no limits
@@ -147,6 +154,12 @@ class TurnPipeline:
         system_prompt = build_system_prompt(catalog, protocol=agent.protocol, persona=agent.persona)
         prompt_tokens = estimate_tokens(system_prompt)
         self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
+
+    @property
+    def history_token_budget(self) -> int:
+        """Tokens a turn's question, history and memories may take (the model's context less
+        the system prompt and the run's reserve): what /tldr and the running summary read."""
+        return self._context_budget
 
     @property
     def turns_queued(self) -> int:
@@ -227,6 +240,8 @@ class TurnPipeline:
             self.tracker.leave(task)
             admission.release()
         self.health.record(result.error_kind)
+        if result.ok and self.summaries is not None:
+            self.summaries.after_turn(req.channel_id)  # folds what left the window, off this turn's path
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
                  result.steps, result.total_tokens, result.elapsed_ms, result.queued_ms,
@@ -247,11 +262,13 @@ class TurnPipeline:
                     remember = self.policy.remembers(place.memory)
                     reach = self.policy.recall(req.guild_id, req.private, place.memory)
                     found: list[Recalled] = []  # the memories this turn recalls, for its trace
-                    history, recalled = await self._context(req, question, reach if remember else None, found)
+                    history, recalled, summary = await self._context(req, question, reach if remember else None,
+                                                                     found)
                     recall_ms = (self._clock() - mark) * 1000.0
                     persona_tokens = estimate_tokens(place.persona) if place.persona else 0
                     budget = fit_context(question, history, recalled or [],
-                                         budget=self._context_budget - persona_tokens)
+                                         budget=self._context_budget - persona_tokens,
+                                         summary=summary_message(summary) if summary is not None else None)
                     memories_used = len(budget.memories)
                     pending: list[str] = []
                     context = ToolContext(user_id=req.user_id, channel_id=req.channel_id,
@@ -263,6 +280,8 @@ class TurnPipeline:
                         if not req.scheduled:
                             more = self._reminder_tools.for_turn(private=req.private or req.guild_id is None)
                             tools = more if tools is None else tools.merged(more)
+                    if self._docs is not None and (docs := self._docs.for_turn(req.guild_id)) is not None:
+                        tools = docs if tools is None else tools.merged(docs)
                     await self.pacer.wait()  # the prompt and the first model request (bot.process.pacing)
                     async for event in self._agents.for_turn(place).run(
                         budget.question, context=context, history=budget.history,
@@ -319,19 +338,23 @@ class TurnPipeline:
         )
 
     async def _context(self, req: TurnRequest, question: str, reach: Reach | None,
-                       found: list[Recalled]) -> tuple[list[dict], list[str] | None]:
-        """The channel's history (others' messages quoted: bot.turn.history) and the memories
-        ``reach`` allows (None: memory is off here), which are added to ``found``."""
+                       found: list[Recalled]) -> tuple[list[dict], list[str] | None, ChannelSummary | None]:
+        """The channel's history (others' messages quoted: bot.turn.history) after its running
+        summary, the summary, and the memories ``reach`` allows (None: memory is off here), which
+        are added to ``found``."""
         window = self._settings.buffer_window
         recent = await self._buffer.recent(req.channel_id, limit=window) if window else []
+        summary = await self.summaries.current(req.channel_id) if self.summaries is not None and window else None
+        if summary is not None:
+            recent = [m for m in recent if m.created_at > summary.through]
         history = history_messages(recent, req.user_id)
         if reach is None:
-            return history, []
+            return history, [], summary
         await self.pacer.wait()  # the query's embedding request (bot.process.pacing)
         memories = await self._memory_tools.recall_lines(
             req.user_id, question[:RECALL_QUERY_CHARS], reach, k=RECALL_K,
             max_chars=MEMORY_LINE_CHARS, recalled=found)  # None: the store is down, answer without memory
-        return history, memories
+        return history, memories, summary
 
     async def _emit(self, on_event: EventCallback | None, event: AgentEvent) -> None:
         if on_event is None:

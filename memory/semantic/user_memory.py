@@ -224,6 +224,12 @@ class UserMemory:
         """The folder or host:port this memory lives in (for messages and logs)."""
         return self._store.where
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder of this memory, for other stores of the same process to share
+        (memory.documents): one model loaded once. Closed with this memory if it owns it."""
+        return self._embedder
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def __await__(self) -> Generator[Any, None, UserMemory]:

@@ -3,8 +3,10 @@
 What the file keeps of what a person said: their rows in channel buffers (questions to the bot,
 and chatter kept with BUFFER_ALL_MESSAGES), the bot's answers to them there, their traces (the
 question with its attachments' text and images' descriptions, the steps, the answer), and
-memory writes of their turns deferred while the semantic memory was down (the items' text), and
-their pending reminders (what to say or ask them later).
+memory writes of their turns deferred while the semantic memory was down (the items' text), their
+pending reminders (what to say or ask them later), and the running summaries of the channels
+where they still have messages (a summary mixes everyone's words, so it goes whole; the next one
+is made from what remains).
 ``PersonErasure.erase`` deletes all of those, in every place or in one server, and returns how
 many of each; the semantic memory's items are the caller's (its own store). Deleted content is
 zeroed in the file (memory.stores.database sets ``secure_delete``) and the WAL is checkpointed and
@@ -43,6 +45,8 @@ _DEFERRED = ("DELETE FROM memory_writes WHERE deferred_json IS NOT NULL AND user
 _DEFERRED_EVERYWHERE = "DELETE FROM memory_writes WHERE deferred_json IS NOT NULL AND user_id = ?"
 _TRACES = "DELETE FROM traces WHERE user_id = ?"
 _REMINDERS = "DELETE FROM reminders WHERE user_id = ?"
+_SUMMARIES = ("DELETE FROM channel_summaries WHERE channel_id IN (SELECT channel_id FROM buffer_messages "
+              "WHERE author_id = ? AND role IN ('user', 'other'){guild})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +58,11 @@ class ErasedRows:
     traces: int = 0
     deferred_writes: int = 0  # memory writes of their turns still to be made
     reminders: int = 0        # their pending reminders and scheduled questions
+    summaries: int = 0        # running summaries of channels they spoke in
 
     @property
     def total(self) -> int:
-        return self.messages + self.replies + self.traces + self.deferred_writes + self.reminders
+        return self.messages + self.replies + self.traces + self.deferred_writes + self.reminders + self.summaries
 
 
 class PersonErasure:
@@ -78,6 +83,7 @@ class PersonErasure:
                 deferred = await self._db.execute(_DEFERRED_EVERYWHERE, (user_id,))
             else:
                 deferred = await self._db.execute(_DEFERRED.format(guild=where), (user_id, user_id, *place))
+            summaries = await self._db.execute(_SUMMARIES.format(guild=where), (user_id, *place))
             replies = await self._db.execute(_REPLIES + where, (user_id, *place))
             messages = await self._db.execute(_MESSAGES + where, (user_id, *place))
             traces = await self._db.execute(_TRACES + where, (user_id, *place))
@@ -86,7 +92,8 @@ class PersonErasure:
         # file and empty the WAL (best effort: a reader of another connection may hold it).
         await self._db.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
         erased = ErasedRows(messages=messages, replies=replies, traces=traces, deferred_writes=deferred,
-                            reminders=reminders)
+                            reminders=reminders, summaries=summaries)
         log.info("erased user=%s guild=%s: %d message(s), %d answer(s), %d trace(s), %d deferred write(s), "
-                 "%d reminder(s)", user_id, guild_id or "everywhere", messages, replies, traces, deferred, reminders)
+                 "%d reminder(s), %d summary(ies)", user_id, guild_id or "everywhere", messages, replies, traces,
+                 deferred, reminders, summaries)
         return erased

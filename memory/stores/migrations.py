@@ -211,9 +211,62 @@ m009_reminders = Migration(
     ),
 )
 
+# Server documents (memory.documents): what an admin added, and its passages (the text the
+# search returns; the vectors live in Chroma under the passage's id).
+m010_server_documents = Migration(
+    10,
+    "m010_server_documents",
+    (
+        """
+        CREATE TABLE documents (
+            id          TEXT PRIMARY KEY,
+            guild_id    TEXT NOT NULL,
+            title       TEXT NOT NULL,
+            source      TEXT NOT NULL,
+            kind        TEXT NOT NULL,
+            size_bytes  INTEGER NOT NULL,
+            chars       INTEGER NOT NULL,
+            added_by    TEXT NOT NULL,
+            added_at_us INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX documents_guild ON documents (guild_id, added_at_us)",
+        """
+        CREATE TABLE document_passages (
+            document_id TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            guild_id    TEXT NOT NULL,
+            section     TEXT NOT NULL,
+            text        TEXT NOT NULL,
+            PRIMARY KEY (document_id, ordinal)
+        )
+        """,
+        "CREATE INDEX document_passages_guild ON document_passages (guild_id)",
+    ),
+)
+
+# A channel's running summary (memory.stores.summaries): what was said before the buffer rows
+# that still fit the context, folded by the model; it covers the rows up to `through_us`.
+m011_channel_summaries = Migration(
+    11,
+    "m011_channel_summaries",
+    (
+        """
+        CREATE TABLE channel_summaries (
+            channel_id    TEXT PRIMARY KEY,
+            summary       TEXT NOT NULL,
+            through_us    INTEGER NOT NULL,
+            folded        INTEGER NOT NULL,
+            updated_at_us INTEGER NOT NULL
+        )
+        """,
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
                                      m005_token_usage, m006_deferred_memory_writes,
-                                     m007_person_and_age_indexes, m008_trace_recalled, m009_reminders)
+                                     m007_person_and_age_indexes, m008_trace_recalled, m009_reminders,
+                                     m010_server_documents, m011_channel_summaries)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

@@ -107,3 +107,31 @@ def test_an_over_long_non_ascii_question_is_cut_within_its_half_of_the_budget() 
 
 def test_a_short_question_is_returned_as_it_is() -> None:
     assert fit_context("fine", [], [], budget=MIN_BUDGET_TOKENS).question == "fine"
+
+
+def test_the_running_summary_comes_first_in_the_history() -> None:
+    b = fit_context("q?", [msg("recent"), msg("reply", "assistant")], ["a memory"], budget=1000,
+                    summary=msg("SUMMARY: the locker code is 4711"))
+    assert [m["content"] for m in b.history] == ["SUMMARY: the locker code is 4711", "recent", "reply"]
+    assert b.summary_kept and total_cost(b) <= 1000
+
+
+def test_the_summary_goes_after_older_history_and_memories_but_before_the_last_exchange() -> None:
+    summary = msg("S " * 60)
+    last, reply = "last " * 40, "last reply " * 20
+    history = [msg("old " * 30), msg("older reply " * 10, "assistant"), msg(last), msg(reply, "assistant")]
+    memories = ["memory " * 20]
+    wide = fit_context("q?", history, memories, budget=10_000, summary=summary)
+    tight = fit_context("q?", history, memories, budget=total_cost(wide) - 1, summary=summary)
+    assert tight.summary_kept and tight.dropped_history >= 1
+    squeezed = fit_context("q?", history, memories, budget=message_tokens("q?") + message_tokens(last)
+                           + message_tokens(reply) + 2, summary=summary)
+    assert not squeezed.summary_kept and squeezed.memories == []
+    assert [m["content"] for m in squeezed.history] == [last, reply]
+
+
+def test_a_huge_summary_is_cut_to_a_quarter_of_the_budget() -> None:
+    huge = "fact " * 50_000
+    b = fit_context("q?", [], [], budget=2000, summary=msg(huge))
+    assert b.summary_kept and cut_from(b.history[0]["content"], huge)
+    assert estimate_tokens(b.history[0]["content"]) <= 500

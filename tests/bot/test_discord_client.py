@@ -18,7 +18,7 @@ from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 
-COMMANDS = ["ask", "memory", "remind", "reset", "settings", "trace", "usage"]
+COMMANDS = ["ask", "docs", "memory", "remind", "reset", "settings", "tldr", "trace", "usage"]
 
 
 # ------------------------------------------------------------------ command sync

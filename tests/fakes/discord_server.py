@@ -186,7 +186,7 @@ class FakeMessage:
 class InteractionEvent:
     """What the bot did with an interaction, ``at`` seconds after the fake dispatched it.
 
-    ``kind``: "callback" (``callback_type`` 4, 5, 6, 7, 9), "original_edit", "original_get",
+    ``kind``: "callback" (``callback_type`` 4, 5, 6, 7, 8, 9), "original_edit", "original_get",
     "original_delete", "followup", "followup_edit", "followup_delete".
     """
 

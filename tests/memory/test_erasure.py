@@ -14,6 +14,7 @@ import pytest
 from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
 from memory.stores.erasure import ErasedRows, PersonErasure
+from memory.stores.summaries import ChannelSummaries
 from memory.stores.traces import TraceRecord, TraceStore
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 from tests.memory.conftest import T0
@@ -101,3 +102,15 @@ async def test_prune_deletes_traces_older_than_the_cutoff_only(traces: TraceStor
     assert await traces.prune(T0 + timedelta(days=3)) == 3
     assert sorted(rows(db_path, "SELECT trace_id FROM traces")) == [("trace-3",), ("trace-4",)]
     assert await traces.prune(T0) == 0
+
+
+async def test_a_forget_drops_the_running_summaries_of_channels_the_person_spoke_in(
+        seeded: Database, buffer: ChannelBuffer) -> None:
+    summaries = ChannelSummaries(seeded)
+    for channel in ("100", "200"):
+        [last] = await buffer.recent(channel, limit=1)
+        assert await summaries.save(channel, f"summary of {channel}", through=last.created_at, folded=2, previous=None)
+    erased = await PersonErasure(seeded).erase(ANN, GUILD)
+    assert erased.summaries == 1
+    assert await summaries.get("100") is None
+    assert await summaries.get("200") is not None  # the other server's channel: not this erasure's

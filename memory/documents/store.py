@@ -1,0 +1,270 @@
+"""A server's documents: added, listed, removed, exported and searched, per server only.
+
+Storage: SQLite (the bot's database file, tables `documents` and `document_passages`) holds
+what was added and every passage's text, and is the truth; one Chroma collection
+(`server_documents`, under DATA_DIR/documents or on the Chroma server) holds the passages'
+vectors, each tagged with its server and document. An add embeds and writes the vectors
+first, then the rows in one transaction (vectors of a failed add are deleted again); a remove
+deletes the rows, then the vectors (vectors left by a failure there are never read: a search
+takes only the passages SQLite knows). Every call names its server, and a search reads that
+server's rows only: a server's documents are never found from another server.
+
+Limits (`DocumentLimits`) are checked before anything is stored, each refusal one sentence
+(`DocumentRefused`). Blocking work (extraction, embedding, Chroma) runs in worker threads; a
+server's searchable index (`memory.documents.index`) is built on its first search and
+dropped when its documents change. The servers that have documents are known in memory,
+so asking whether a server has any costs no query.
+
+Part of memory/: imports nothing from agent/ or bot/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory.documents.extract import DocumentRefused, extract
+from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex
+from memory.documents.passages import DEFAULT_PASSAGE_CHARS, split_passages
+from memory.semantic.chroma_backend import ChromaStore
+from memory.semantic.embeddings import Embedder
+from memory.semantic.ranking import RankingConfig
+from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
+
+__all__ = ["COLLECTION", "DocumentInfo", "DocumentLimits", "ServerDocuments", "open_server_documents", "too_big"]
+
+log = logging.getLogger(__name__)
+
+COLLECTION = "server_documents"
+TITLE_MAX_CHARS = 100
+EMBED_BATCH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentLimits:
+    """What one server may keep: bytes per file, characters of text per document, documents
+    and passages per server, and the size of a passage."""
+
+    max_file_bytes: int = 5_000_000
+    max_document_chars: int = 500_000
+    max_documents: int = 50
+    max_passages: int = 5_000
+    passage_chars: int = DEFAULT_PASSAGE_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """One added document as listed."""
+
+    id: str
+    guild_id: str
+    title: str
+    source: str
+    kind: str
+    size_bytes: int
+    chars: int
+    passages: int
+    added_by: str
+    added_at: datetime
+
+
+def _size(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{max(1, round(size / 1000))} KB"
+
+
+def too_big(size: int, limit: int) -> DocumentRefused:
+    """The refusal of a file of ``size`` bytes over ``limit``."""
+    return DocumentRefused(f"That file is {_size(size)}; documents may be at most {_size(limit)}.")
+
+
+class ServerDocuments:
+    """Every server's documents over one database and one Chroma collection."""
+
+    def __init__(self, db: Database, vectors: ChromaStore, embedder: Embedder, *,
+                 limits: DocumentLimits | None = None, cached_servers: int = 16) -> None:
+        self._db = db
+        self._vectors = vectors
+        self._embedder = embedder
+        self.limits = limits or DocumentLimits()
+        self._cached_servers = cached_servers
+        self._indexes: OrderedDict[str, PassageIndex] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._with_documents: set[str] = set()
+
+    async def load(self) -> None:
+        """Learn which servers have documents (once, at start)."""
+        rows = await self._db.fetchall("SELECT DISTINCT guild_id FROM documents")
+        self._with_documents = {r["guild_id"] for r in rows}
+
+    def has_documents(self, guild_id: str | None) -> bool:
+        """Whether a server has any document (no query: known in memory)."""
+        return guild_id is not None and guild_id in self._with_documents
+
+    def _lock(self, guild_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(guild_id, asyncio.Lock())
+
+    # -- adding -------------------------------------------------------------------------
+
+    async def add(self, guild_id: str, *, title: str, source: str, kind: str, data: bytes,
+                  added_by: str) -> DocumentInfo:
+        """Extract, split, embed and store a document; DocumentRefused (one sentence) when it
+        is too big, unreadable, or over the server's limits."""
+        require_id("guild_id", guild_id)
+        limits = self.limits
+        if len(data) > limits.max_file_bytes:
+            raise too_big(len(data), limits.max_file_bytes)
+        title = " ".join(storable_text(title).split())[:TITLE_MAX_CHARS] or "Untitled"
+        sections = await asyncio.to_thread(extract, data, kind)
+        chars = sum(len(s.text) for s in sections)
+        if chars > limits.max_document_chars:
+            raise DocumentRefused(f"That document holds {chars:,} characters of text; the limit is "
+                                  f"{limits.max_document_chars:,} per document.")
+        passages = split_passages(sections, max_chars=limits.passage_chars)
+        async with self._lock(guild_id):
+            row = await self._db.fetchone(
+                "SELECT (SELECT COUNT(*) FROM documents WHERE guild_id = ?) AS docs, "
+                "(SELECT COUNT(*) FROM document_passages WHERE guild_id = ?) AS passages", (guild_id, guild_id))
+            documents, stored = (int(row["docs"]), int(row["passages"])) if row else (0, 0)
+            if documents >= limits.max_documents:
+                raise DocumentRefused(f"This server already has {documents} documents, the most it may keep; "
+                                      "remove one first.")
+            if stored + len(passages) > limits.max_passages:
+                raise DocumentRefused(f"That document would take {len(passages):,} passages and this server has "
+                                      f"room for {max(0, limits.max_passages - stored):,} more; remove a "
+                                      "document first or add a shorter one.")
+            doc_id = uuid.uuid4().hex[:12]
+            ids = [f"{doc_id}-{p.ordinal}" for p in passages]
+            vectors = await asyncio.to_thread(self._embed, [p.indexed(title) for p in passages])
+            await asyncio.to_thread(self._vectors.add, ids, vectors, [p.text for p in passages],
+                                    [{"guild_id": guild_id, "document_id": doc_id}] * len(passages))
+            added_at = datetime.now(UTC)
+            try:
+                async with self._db.transaction():
+                    await self._db.execute(
+                        "INSERT INTO documents (id, guild_id, title, source, kind, size_bytes, chars, added_by, "
+                        "added_at_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (doc_id, guild_id, title, storable_text(source)[:2000], kind, len(data), chars,
+                         added_by, epoch_us(added_at)))
+                    await self._db.executemany(
+                        "INSERT INTO document_passages (document_id, ordinal, guild_id, section, text) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        [(doc_id, p.ordinal, guild_id, storable_text(p.section), storable_text(p.text))
+                         for p in passages])
+            except BaseException:
+                await asyncio.to_thread(self._vectors.delete, ids)
+                raise
+            self._changed(guild_id, present=True)
+        log.info("server %s: added document %s (%s, %d passages)", guild_id, doc_id, kind, len(passages))
+        return DocumentInfo(doc_id, guild_id, title, source, kind, len(data), chars, len(passages), added_by,
+                            added_at)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        batches = [self._embedder.embed(texts[at:at + EMBED_BATCH]) for at in range(0, len(texts), EMBED_BATCH)]
+        return np.concatenate(batches) if batches else np.zeros((0, 0), np.float32)
+
+    def _changed(self, guild_id: str, *, present: bool) -> None:
+        self._indexes.pop(guild_id, None)
+        if present:
+            self._with_documents.add(guild_id)
+        else:
+            self._with_documents.discard(guild_id)
+
+    # -- listing, removing, exporting ---------------------------------------------------
+
+    async def list(self, guild_id: str) -> list[DocumentInfo]:
+        """A server's documents, oldest first."""
+        rows = await self._db.fetchall(
+            "SELECT d.*, (SELECT COUNT(*) FROM document_passages p WHERE p.document_id = d.id) AS passages "
+            "FROM documents d WHERE d.guild_id = ? ORDER BY d.added_at_us, d.id", (guild_id,))
+        return [DocumentInfo(r["id"], r["guild_id"], r["title"], r["source"], r["kind"], r["size_bytes"],
+                             r["chars"], r["passages"], r["added_by"], from_epoch_us(r["added_at_us"]))
+                for r in rows]
+
+    async def remove(self, guild_id: str, document_id: str) -> DocumentInfo | None:
+        """Remove one of a server's documents; None when that server has no such document."""
+        async with self._lock(guild_id):
+            found = next((d for d in await self.list(guild_id) if d.id == document_id), None)
+            if found is None:
+                return None
+            await self._db.execute("DELETE FROM documents WHERE guild_id = ? AND id = ?", (guild_id, document_id))
+            remaining = await self._db.fetchone("SELECT 1 FROM documents WHERE guild_id = ? LIMIT 1", (guild_id,))
+            self._changed(guild_id, present=remaining is not None)
+        try:
+            await asyncio.to_thread(self._vectors.delete, [f"{document_id}-{n}" for n in range(found.passages)])
+        except Exception:  # the rows are gone, so these vectors are never read again
+            log.warning("server %s: the vectors of removed document %s stay in Chroma", guild_id, document_id,
+                        exc_info=True)
+        return found
+
+    async def export(self, guild_id: str) -> list[dict[str, Any]]:
+        """What was added to a server, as JSON-safe dicts: each document's details and its
+        passages (section and text)."""
+        out = []
+        for doc in await self.list(guild_id):
+            rows = await self._db.fetchall(
+                "SELECT section, text FROM document_passages WHERE document_id = ? ORDER BY ordinal", (doc.id,))
+            out.append({"id": doc.id, "title": doc.title, "source": doc.source, "kind": doc.kind,
+                        "size_bytes": doc.size_bytes, "chars": doc.chars, "added_by": doc.added_by,
+                        "added_at": doc.added_at.isoformat(),
+                        "passages": [{"section": r["section"], "text": r["text"]} for r in rows]})
+        return out
+
+    # -- searching ----------------------------------------------------------------------
+
+    async def search(self, guild_id: str, query: str, *, k: int = 5, mode: str = "hybrid",
+                     config: RankingConfig = DOCS_RANKING) -> list[DocHit]:
+        """A server's best ``k`` passages for ``query``, best first (none for another server's);
+        ``mode`` and ``config`` as `PassageIndex.search` takes them."""
+        if not self.has_documents(guild_id) or not query.strip():
+            return []
+        index = await self._index(guild_id)
+        vector = None if mode == "keyword" else (await asyncio.to_thread(self._embedder.embed, [query]))[0]
+        return index.search(query, vector, k=k, mode=mode, config=config)
+
+    async def _index(self, guild_id: str) -> PassageIndex:
+        if (index := self._indexes.get(guild_id)) is not None:
+            self._indexes.move_to_end(guild_id)
+            return index
+        rows = await self._db.fetchall(
+            "SELECT p.document_id, p.ordinal, p.section, p.text, d.title FROM document_passages p "
+            "JOIN documents d ON d.id = p.document_id WHERE p.guild_id = ? ORDER BY p.document_id, p.ordinal",
+            (guild_id,))
+        items, matrix = await asyncio.to_thread(self._vectors.get_with_embeddings, where={"guild_id": guild_id})
+        vectors = {item.id: matrix[n] for n, item in enumerate(items)} if len(matrix) else {}
+        passages, kept = [], []
+        for r in rows:
+            pid = f"{r['document_id']}-{r['ordinal']}"
+            if pid in vectors:  # a passage without its vector (a lost write) is left out, not guessed
+                passages.append(IndexedPassage(pid, r["document_id"], r["title"], r["section"], r["text"]))
+                kept.append(vectors[pid])
+        dimension = len(kept[0]) if kept else 0
+        index = PassageIndex(passages, np.asarray(kept, np.float32).reshape(len(kept), dimension))
+        self._indexes[guild_id] = index
+        while len(self._indexes) > self._cached_servers:
+            self._indexes.popitem(last=False)
+        return index
+
+    async def close(self) -> None:
+        """Release the Chroma client."""
+        await asyncio.to_thread(self._vectors.close)
+
+
+def open_server_documents(db: Database, embedder: Embedder, *, path: str | Path | None,
+                          host: str | None = None, port: int | None = None, auth_token: str | None = None,
+                          limits: DocumentLimits | None = None) -> ServerDocuments:
+    """The documents store over ``db`` and the Chroma folder ``path`` (or the server at
+    ``host``:``port``). Blocking (opens Chroma): call it in a worker thread; then `load()`."""
+    dimension = getattr(embedder, "known_dimension", None) if hasattr(embedder, "known_dimension") \
+        else embedder.dimension
+    vectors = ChromaStore.open(path=path, host=host, port=port, collection=COLLECTION,
+                               embedder_name=embedder.name, dimension=dimension, auth_token=auth_token)
+    return ServerDocuments(db, vectors, embedder, limits=limits)
+

@@ -1,0 +1,126 @@
+"""A channel's running summary on a real Runtime against the loopback FakeOpenAI: what left the
+context is folded by the model after a turn (never on its path) and the next prompts carry the
+summary, then the recent messages; /reset clears it; a fold made from messages removed
+meanwhile is not kept."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bot.knowledge.summary import FOLD_INSTRUCTIONS, SUMMARY_HEADER
+from bot.process.runtime import Runtime
+from tests.bot.conftest import BOB, ask, request_text
+from tests.fakes.openai_server import FakeOpenAI
+
+CHANNEL = "300000000000000001"
+FILLER = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
+
+
+def _is_fold(request: dict[str, Any]) -> bool:
+    return request["messages"][0]["content"] == FOLD_INSTRUCTIONS
+
+
+def _extractive(request: dict[str, Any]) -> str:
+    """A stand-in summariser: the quoted lines that hold a digit, after the summary so far."""
+    if not _is_fold(request):
+        return "Final Answer: ok"
+    lines = [line[2:] for line in request["messages"][1]["content"].splitlines() if line.startswith("> ")]
+    return "\n".join(line for line in lines if any(ch.isdigit() for ch in line.split(": ", 1)[-1])) or "chatter"
+
+
+async def _talk(rt: Runtime, texts: list[str], *, first_by_bob: bool = False) -> None:
+    """Alice says each text in turn (the first one said by Bob: so Alice's own memory cannot
+    hold it), each fold finished before the next turn."""
+    for n, text in enumerate(texts):
+        who = {"user": BOB, "name": "Bob"} if first_by_bob and n == 0 else {}
+        result = await rt.pipeline.handle(ask(text, channel=CHANNEL, **who))
+        assert result.ok, result.text
+        await rt.pipeline.summaries.wait_idle()
+
+
+def _last_turn(fake: FakeOpenAI) -> dict[str, Any]:
+    return [r for r in fake.requests if not _is_fold(r)][-1]
+
+
+async def test_a_fact_said_far_outside_the_window_reaches_the_prompt_through_the_summary(
+        make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["the team locker code is 4711", *[FILLER] * 12], first_by_bob=True)
+        await _talk(rt, ["what is the team locker code?"])
+        prompt = _last_turn(fake)["messages"]
+        assert not any("> the team locker code is 4711" in m["content"] and SUMMARY_HEADER not in m["content"]
+                       for m in prompt)  # Bob's message itself is out of the window
+        summary = next(m["content"] for m in prompt if SUMMARY_HEADER in m["content"])
+        assert "(user 200000000000000002): the team locker code is 4711" in summary
+        assert prompt.index(next(m for m in prompt if SUMMARY_HEADER in m["content"])) == 1  # right after system
+        assert any(_is_fold(r) for r in fake.requests)
+
+
+async def test_without_the_summary_the_same_fact_is_dropped(make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="0") as rt:
+        await _talk(rt, ["the team locker code is 4711", *[FILLER] * 12, "what is the team locker code?"],
+                    first_by_bob=True)
+        assert "4711" not in request_text(_last_turn(fake))
+        assert not any(_is_fold(r) for r in fake.requests)
+
+
+async def test_the_model_folds_once_per_summary_every_messages(make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="6") as rt:
+        await _talk(rt, [FILLER] * 16)
+        folds = [r for r in fake.requests if _is_fold(r)]
+        new_lines = [f["messages"][1]["content"].split("The new messages", 1)[1].count("\n> [") for f in folds]
+        stored = await rt.pipeline.summaries.current(CHANNEL)
+        assert stored is not None
+        assert 1 <= len(folds) <= 32 // 6  # 16 turns stored 32 messages
+        assert all(count >= 6 for count in new_lines)
+        assert stored.folded == sum(new_lines)
+
+
+async def test_the_fold_runs_after_the_turn_not_on_its_path(make_runtime, fake: FakeOpenAI) -> None:
+    gate = asyncio.Event()
+
+    async def held(request: dict[str, Any]) -> str:
+        if _is_fold(request):
+            await gate.wait()
+        return _extractive(request)
+
+    fake.responder = held
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="2") as rt:
+        for _ in range(12):
+            assert (await rt.pipeline.handle(ask(FILLER, channel=CHANNEL))).ok  # answered while a fold waits
+        assert any(_is_fold(r) for r in fake.requests)
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+        gate.set()
+        await rt.pipeline.summaries.wait_idle()
+        assert await rt.pipeline.summaries.current(CHANNEL) is not None
+
+
+async def test_reset_clears_the_summary_and_a_fold_of_reset_messages_is_not_kept(
+        make_runtime, fake: FakeOpenAI) -> None:
+    gate = asyncio.Event()
+
+    async def held(request: dict[str, Any]) -> str:
+        if _is_fold(request) and not gate.is_set():
+            await gate.wait()
+        return _extractive(request)
+
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["the team locker code is 4711", *[FILLER] * 10], first_by_bob=True)
+        assert await rt.pipeline.summaries.current(CHANNEL) is not None
+        await rt.services.channels.reset_channel(CHANNEL)
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+
+        fake.responder = held
+        for _ in range(10):
+            assert (await rt.pipeline.handle(ask(FILLER, channel=CHANNEL))).ok
+        await rt.services.channels.reset_channel(CHANNEL)  # while a fold of those messages waits
+        gate.set()
+        await rt.pipeline.summaries.wait_idle()
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+        await _talk(rt, ["hello again"])
+        assert SUMMARY_HEADER not in request_text(_last_turn(fake))
