@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 
 from tests.bot.test_console import child_env
 from tests.bot.test_mcp_e2e import write_config
-from tests.bot.test_shutdown import EXIT_WAIT_S, bot_env, finish
+from tests.bot.test_shutdown import EXIT_WAIT_S, bot_env, sigterm_after
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.mcp_http import stdio_entry
 from tests.fakes.openai_server import FakeOpenAI
@@ -58,19 +57,13 @@ async def _run_and_probe(dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Path) -> t
     guild = dc.add_guild("Guild")
     channel = dc.add_channel(guild, "general")
     alice = dc.add_member(guild, name="alice")
-    proc = await _start_bot(env, tmp_path)
-    try:
+    async def answered() -> None:
         await dc.wait_until_connected(timeout=EXIT_WAIT_S)
         await dc.user_says(channel, alice, "what do you see?", mention_bot=True)
         await dc.wait_for(lambda: any(m.content == "looked" for m in dc.bot_messages(channel)),
                           timeout=EXIT_WAIT_S)
-        proc.send_signal(signal.SIGTERM)
-        code, _, err = await finish(proc)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert code == 0, err
+
+    err = await sigterm_after(await _start_bot(env, tmp_path), answered())
     return json.loads(report.read_text()), err
 
 

@@ -9,6 +9,7 @@ import asyncio
 import signal
 import sqlite3
 import sys
+from collections.abc import Awaitable
 from pathlib import Path
 
 import pytest
@@ -75,8 +76,14 @@ async def stderr_of_a_served_run(dc: FakeDiscord, fake: FakeOpenAI, tmp_path: Pa
     SIGTERM; its stderr (the exit code must be 0). No bot outlives a failed wait."""
     env = bot_env(fake, tmp_path / "data", DISCORD_TOKEN=dc.token, DISCORD_API_BASE_URL=dc.api_base)
     proc = await start(["run"], env, tmp_path)
+    return await sigterm_after(proc, dc.wait_until_connected(timeout=60))
+
+
+async def sigterm_after(proc: asyncio.subprocess.Process, ready: Awaitable[object]) -> str:
+    """Await ``ready``, then stop ``proc`` with SIGTERM; its stderr (the exit code must be 0).
+    No bot outlives a failed wait."""
     try:
-        await dc.wait_until_connected(timeout=60)
+        await ready
         proc.send_signal(signal.SIGTERM)
         code, _, err = await finish(proc)
     finally:
