@@ -169,7 +169,9 @@ async def test_a_passing_discord_failure_is_retried_later_and_posted_once(
         world: World, run_bot, fake: FakeOpenAI, clock: Clock) -> None:
     running = await run_bot(now=clock)
     await set_by_mention(world, fake, world.general, when="2026-12-04T09:00Z", message="try again")
-    world.dc.inject_error("POST", f"/channels/{world.general}/messages", 500, times=5)  # discord.py retries 5xx
+    # a 503 is raised at once (discord.py itself retries only 500/502/504/524, sleeping 1 + 2n s
+    # five times), so the retry seen here is the bot's own, a minute later
+    world.dc.inject_error("POST", f"/channels/{world.general}/messages", 503)
     await deliver_at(running, clock, datetime(2026, 12, 4, 9, 0, 1, tzinfo=UTC))
     assert reminders_in(world, world.general) == []
     [pending] = await running.runtime.reminders.pending(world.alice)

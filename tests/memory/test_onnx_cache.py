@@ -53,6 +53,20 @@ def cache(exported: tuple[Path, np.ndarray], tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def copied_export(exported: tuple[Path, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The export from here on copies the module's exported graph instead of tracing the model
+    again in a child: these tests are about the cache around an export, and the graph of the
+    same weights is the same file. The module's first export and the test of processes
+    starting at once run the real exporter child."""
+    [entry] = entries(exported[0])
+
+    def copy_graph(model_path: Path, graph: Path) -> None:
+        shutil.copyfile(entry / onnx_encoder.GRAPH_FILE, graph)
+
+    monkeypatch.setattr(onnx_encoder, "_export", copy_graph)
+
+
+@pytest.fixture
 def no_export_possible(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any export from here on times out, and the embedder falls back to torch."""
     monkeypatch.setattr(onnx_encoder, "EXPORT_TIMEOUT_S", 0.01)
@@ -73,7 +87,7 @@ def test_a_second_start_runs_the_cached_graph_without_exporting(
 
 
 def test_a_changed_model_file_exports_again_and_drops_the_old_graph(
-        exported: tuple[Path, np.ndarray], cache: Path, tmp_path: Path) -> None:
+        exported: tuple[Path, np.ndarray], cache: Path, copied_export: None, tmp_path: Path) -> None:
     model = tmp_path / "model"
     shutil.copytree(local_model_path(), model)
     (model / "README.md").write_text("the same weights under another card\n")
@@ -102,7 +116,8 @@ def test_the_key_names_each_librarys_installed_version_and_every_model_file() ->
 
 @pytest.mark.parametrize("damage", ["truncated graph", "empty graph", "manifest not json", "manifest missing"])
 def test_a_damaged_cache_entry_is_exported_again(
-        exported: tuple[Path, np.ndarray], cache: Path, damage: str, caplog: pytest.LogCaptureFixture) -> None:
+        exported: tuple[Path, np.ndarray], cache: Path, copied_export: None, damage: str,
+        caplog: pytest.LogCaptureFixture) -> None:
     graph = the_graph(cache)
     manifest = graph.with_name(onnx_encoder.MANIFEST_FILE)
     if damage == "truncated graph":
@@ -140,7 +155,7 @@ def test_processes_starting_at_once_on_an_empty_cache_export_once(tmp_path: Path
 
 
 def test_a_cache_folder_that_cannot_be_written_exports_for_this_process_alone(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, copied_export: None, caplog: pytest.LogCaptureFixture) -> None:
     blocked = tmp_path / "a file"
     blocked.write_text("not a folder")
 
