@@ -38,14 +38,13 @@ import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from agent.llm import LLMClient
 from agent.loop import Agent
 from agent.tools.builtin import register_builtin_tools
-from agent.tools.mcp import McpTools
 from agent.tools.registry import ToolRegistry
 from bot.settings.budgets import TokenBudget
 from bot.settings.config import Settings
@@ -76,6 +75,9 @@ from memory.stores.reminders import ReminderStore
 from memory.stores.traces import TraceStore
 from memory.stores.usage import TokenUsageStore
 from memory.stores.write_log import MemoryWriteLog
+
+if TYPE_CHECKING:
+    from agent.tools.mcp import McpTools
 
 __all__ = ["Runtime"]
 
@@ -112,7 +114,7 @@ class Runtime:
         self.summaries: ChannelSummaries
         self.http: httpx.AsyncClient
         self.tools: ToolRegistry
-        self.mcp: McpTools
+        self.mcp: McpTools | None = None  # only with MCP_CONFIG set
         self._builtin_tools: ToolRegistry
         self.llm: Any
         self.agent: Agent
@@ -153,11 +155,15 @@ class Runtime:
                 httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
             self._builtin_tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
             register_builtin_tools(self._builtin_tools, s.agent, self.http)
-            self.mcp = await stack.enter_async_context(McpTools(
-                s.mcp, default_timeout_s=s.agent.tool_timeout_s,
-                max_observation_chars=self._builtin_tools.max_observation_chars,
-                on_change=self._mcp_tools_changed, stderr_dir=s.memory.data_dir / "mcp-logs"))
-            self.tools = self._builtin_tools.merged(self.mcp.registry())
+            self.tools = self._builtin_tools
+            if s.mcp.configured:
+                from agent.tools.mcp import McpTools  # the mcp SDK is imported only by a bot that uses it
+
+                self.mcp = await stack.enter_async_context(McpTools(
+                    s.mcp, default_timeout_s=s.agent.tool_timeout_s,
+                    max_observation_chars=self._builtin_tools.max_observation_chars,
+                    on_change=self._mcp_tools_changed, stderr_dir=s.memory.data_dir / "mcp-logs"))
+                self.tools = self._builtin_tools.merged(self.mcp.registry())
             if self._llm_given is not None:
                 self.llm = self._llm_given
             else:
@@ -223,6 +229,7 @@ class Runtime:
 
     def _mcp_tools_changed(self) -> None:
         """A server came up or changed its tools: the agent's next runs see the new list."""
+        assert self.mcp is not None  # only McpTools calls this
         self.tools = self._builtin_tools.merged(self.mcp.registry())
         if hasattr(self, "agent"):  # not yet while the runtime opens
             self.agent.tools = self.tools

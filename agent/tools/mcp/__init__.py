@@ -11,9 +11,21 @@ Part of agent/: imports nothing from bot/ or memory/.
 
 from __future__ import annotations
 
-from agent.tools.mcp.config import McpConfig, ServerConfig, parse_mcp_config, read_mcp_config
-from agent.tools.mcp.connection import ServerConnection, ServerUnavailable
-from agent.tools.mcp.manager import CONTEXT_META_KEY, McpTools, ServerStatus, tool_name
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.tools.mcp.config import McpConfig, ServerConfig, parse_mcp_config, read_mcp_config
+    from agent.tools.mcp.connection import ServerConnection, ServerUnavailable
+    from agent.tools.mcp.manager import CONTEXT_META_KEY, McpTools, ServerStatus, tool_name
+
+# Loaded on first use (PEP 562): reading MCP_CONFIG (`config`) must not import the `mcp` SDK,
+# which a bot without MCP servers never needs and which takes a noticeable part of a start.
+_MODULE_OF = {
+    "McpConfig": "config", "ServerConfig": "config", "parse_mcp_config": "config", "read_mcp_config": "config",
+    "ServerConnection": "connection", "ServerUnavailable": "connection",
+    "CONTEXT_META_KEY": "manager", "McpTools": "manager", "ServerStatus": "manager", "tool_name": "manager",
+}
 
 __all__ = [
     "CONTEXT_META_KEY",
@@ -27,3 +39,9 @@ __all__ = [
     "read_mcp_config",
     "tool_name",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _MODULE_OF:
+        return getattr(import_module(f"agent.tools.mcp.{_MODULE_OF[name]}"), name)
+    raise AttributeError(f"module 'agent.tools.mcp' has no attribute {name!r}")
