@@ -33,31 +33,20 @@ import numpy as np
 
 from memory.documents.extract import DocumentRefused, extract
 from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex
-from memory.documents.passages import DEFAULT_PASSAGE_CHARS, split_passages
+from memory.documents.limits import DocumentLimits
+from memory.documents.passages import split_passages
 from memory.semantic.chroma_backend import ChromaStore
 from memory.semantic.embeddings import Embedder
 from memory.semantic.ranking import RankingConfig
 from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 
-__all__ = ["COLLECTION", "DocumentInfo", "DocumentLimits", "ServerDocuments", "open_server_documents", "too_big"]
+__all__ = ["COLLECTION", "DocumentInfo", "ServerDocuments", "open_server_documents", "too_big"]
 
 log = logging.getLogger(__name__)
 
 COLLECTION = "server_documents"
 TITLE_MAX_CHARS = 100
 EMBED_BATCH = 64
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentLimits:
-    """What one server may keep: bytes per file, characters of text per document, documents
-    and passages per server, and the size of a passage."""
-
-    max_file_bytes: int = 5_000_000
-    max_document_chars: int = 500_000
-    max_documents: int = 50
-    max_passages: int = 5_000
-    passage_chars: int = DEFAULT_PASSAGE_CHARS
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""What a start imports: a bot without MCP_CONFIG never loads the mcp SDK."""
+"""What a start imports: reading the settings loads none of the heavy libraries (a wrong
+setting is reported in a second), and a bot without MCP_CONFIG never loads the mcp SDK."""
 
 from __future__ import annotations
 
@@ -7,15 +8,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-PROBE = ("import sys, bot.__main__, bot.process.runtime, bot.console\n"
-         "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp'}))\n")
+HEAVY = ("mcp", "openai", "chromadb", "onnxruntime", "discord", "numpy")
+
+
+def imported(modules: str) -> list[str]:
+    """Which of HEAVY a fresh interpreter has loaded after importing `modules`."""
+    probe = f"import sys, {modules}\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})))\n"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_reading_the_settings_imports_none_of_the_heavy_libraries() -> None:
+    assert imported("bot.__main__, bot.settings.config") == []
 
 
 def test_the_bots_modules_load_without_the_mcp_sdk() -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert "mcp" not in imported("bot.__main__, bot.process.runtime, bot.console")
 
 
 def test_the_mcp_names_are_still_there_on_first_use() -> None:
