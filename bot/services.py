@@ -111,8 +111,10 @@ class PersonMemoryService:
         return await forget_person(self._memory, self._rows, user_id, self.reach(guild_id))
 
     async def memory_entries(self, user_id: str, guild_id: str | None) -> list[AuditEntry]:
-        """The same items as numbered entries (bot.memory_audit): what /memory show lists."""
-        return audit_entries(await self.memory_items(user_id, guild_id))
+        """The same items as numbered entries (bot.memory_audit): what /memory show lists. Built
+        in a worker thread: it reads every item's words, which for a heavy user takes long
+        enough to hold up every other turn and Discord's heartbeat."""
+        return await asyncio.to_thread(audit_entries, await self.memory_items(user_id, guild_id))
 
     async def forget_items(self, user_id: str, guild_id: str | None, item_ids: Sequence[str]) -> int:
         """Delete those of ``item_ids`` that are this person's items here (one entry of

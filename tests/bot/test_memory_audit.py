@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from bot import services
+from bot.process.runtime import Runtime
 from memory.semantic import MemoryHit
 from memory.stores.traces import Recalled
 from bot.discord_app.memory_audit_views import entry_pages
 from bot.memory_audit import AuditEntry, audit_entries, message_link, recalled_memories
+from tests.bot.conftest import ALICE
 
 GUILD, CHANNEL = "100000000000000001", "300000000000000001"
 
@@ -83,3 +91,20 @@ def test_a_page_of_memory_show_holds_at_most_25_entries_for_its_select_menu() ->
 def test_a_huge_entry_is_cut_to_one_page() -> None:
     [(text, chosen)] = entry_pages(audit_entries([hit("x", "word " * 5000, 1.0)]))
     assert len(text) <= 2000 and len(chosen) == 1
+
+
+async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtime,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[threading.Thread] = []
+
+    def spied(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
+        threads.append(threading.current_thread())
+        return audit_entries(hits)
+
+    monkeypatch.setattr(services, "audit_entries", spied)
+    await runtime.user_memory.add(ALICE, "I moved to Lisbon", {"kind": "fact"}, scope=f"guild:{GUILD}")
+
+    entries = await runtime.services.memory.memory_entries(ALICE, GUILD)
+
+    assert [e.text for e in entries] == ["I moved to Lisbon"]
+    assert threads and threads[0] is not threading.main_thread()
