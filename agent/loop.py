@@ -26,6 +26,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from agent.errors import AgentError
@@ -121,20 +122,22 @@ class Agent:
         tools: ToolRegistry | None = None,
         images: Sequence[ImageInput] = (),
         timezone: str | None = None,
+        now: datetime | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Answer `question`, yielding an event per step; RunEnded is always last.
 
         `history` holds earlier turns ({"role": "user"|"assistant", "content": str,
         "name"?: str}), sent before the question; `memories` go into the system prompt;
         `tools` are extra tools for this run only; `images` go with the question as image
-        parts (agent.images), in either protocol, for a model that can see them. Bad arguments raise ValueError here, before
+        parts (agent.images), in either protocol, for a model that can see them; `now` is the
+        time the prompt states (None: the system clock). Bad arguments raise ValueError here, before
         anything runs; a model-endpoint failure raises LLMError from the iterator.
         """
         if not isinstance(question, str) or not question.strip():
             raise ValueError("question must be a non-empty string")
         registry = self.tools.merged(tools) if tools is not None and len(tools) else self.tools
         system = build_system_prompt(
-            registry, protocol=self.protocol, persona=self.persona, memories=memories, timezone=timezone
+            registry, protocol=self.protocol, persona=self.persona, memories=memories, timezone=timezone, now=now
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += _history_messages(history)

@@ -135,6 +135,7 @@ class TurnPipeline:
         self._memory = user_memory
         self._settings = settings
         self._clock = clock
+        self._now = now  # the date the prompt states, and what the store stamps
         self.policy = policy or MemoryPolicy(operator_global=settings.memory.memory_scope == "global")
         self._memory_tools = MemoryTools(user_memory, policy=self.policy, k=RECALL_K,
                                          timeout_s=settings.agent.tool_timeout_s)
@@ -287,7 +288,7 @@ class TurnPipeline:
                         budget.question, context=context, history=budget.history,
                         memories=budget.memories, tools=tools,
                         images=req.images,  # sent as image parts (bot.turn.images)
-                        timezone=zone,
+                        timezone=zone, now=self._now(),
                     ):
                         if not isinstance(event, AnswerDelta):  # live only: traces keep the answer
                             events.append(event)

@@ -23,6 +23,7 @@ from bot.turn.history import QUOTE_MARK
 from bot.turn.requests import TurnResult
 from bot.turn.scheduling import Admission
 from bot.process.runtime import Runtime
+from bot.settings.config import load_settings
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items
 from memory.stores.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
@@ -605,3 +606,11 @@ async def test_a_persons_turns_queued_in_one_channel_are_all_let_in_and_answered
     async with make_runtime() as rt:
         results = await asyncio.gather(*(rt.pipeline.handle(ask(f"q{i}")) for i in range(5)))
     assert [r.text for r in results] == [f"q{i}" for i in range(5)]
+
+
+async def test_the_prompt_states_the_runtimes_clock_not_the_systems(env: dict[str, str], fake: FakeOpenAI) -> None:
+    then = datetime(2031, 5, 6, 7, 8, tzinfo=UTC)
+    async with Runtime(load_settings(env), now=lambda: then) as runtime:
+        fake.reply("Final Answer: hello")
+        await runtime.pipeline.handle(ask("what day is it?"))
+    assert "Current date and time: Tuesday 2031-05-06 07:08 UTC." in system_text(fake.requests[-1])
