@@ -3,7 +3,9 @@
 Candidates (`bench/memory_candidates.py`): `today` (the engine `memory.semantic` on this
 checkout), `per-person` (one Chroma collection per person), `shared` (one Chroma collection,
 `where` on the person; also timed with no filter, as a floor), and any `--engine LABEL=PATH`
-(the engine of another checkout: its worker runs with PYTHONPATH=PATH). Each candidate runs in
+(the engine of another checkout: its worker runs with PYTHONPATH=PATH), with the memory settings
+of `--setting LABEL:NAME=VALUE` (e.g. `CHROMA_PROCESS=false`; a LABEL that is no engine of its
+own is this checkout's engine under that name). Each candidate runs in
 a worker process of its own (clean RSS, no shared caches), one after another; with `--runs N`
 the order rotates and each figure is the median of the runs.
 
@@ -34,6 +36,7 @@ Figures only: nothing here asserts on timings. Run from the repository with PYTH
     python bench/memory_bench.py --sizes 1000 10000 50000 --runs 3
     python bench/memory_bench.py --candidates per-person --sizes 1000 10000 50000 500000
     python bench/memory_bench.py --engine new=/work/wt/memengine --candidates today new
+    python bench/memory_bench.py --setting threads:CHROMA_PROCESS=false --candidates today threads
     python bench/memory_bench.py --part keyword --sizes 1000 10000 50000
 """
 
@@ -61,7 +64,7 @@ import psutil
 from bot.process.health import LoopLag
 
 import memory_corpus
-from memory_candidates import CANDIDATES, Candidate, Shared
+from memory_candidates import CANDIDATES, SETTINGS_VAR, Candidate, Shared
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ("per-person", "per-scope", "shared")
@@ -283,9 +286,22 @@ COLUMNS = [  # (key, heading, format)
 ]
 
 
+def settings_of(specs: list[str]) -> dict[str, dict[str, str]]:
+    """`--setting LABEL:NAME=VALUE` options as {label: {name: value}}."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        label, _, setting = spec.partition(":")
+        name, equals, value = setting.partition("=")
+        if not (label and name and equals):
+            raise SystemExit(f"--setting {spec!r}: expected LABEL:NAME=VALUE")
+        out.setdefault(label, {})[name] = value
+    return out
+
+
 def run_worker(label: str, engines: dict[str, Path], args: argparse.Namespace) -> dict[str, Any] | None:
     root = engines.get(label, ROOT)
-    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1",
+           SETTINGS_VAR: json.dumps(settings_of(args.setting).get(label, {}))}
     with tempfile.NamedTemporaryFile(suffix=".json") as result:
         command = [sys.executable, __file__, "--worker", label, "--result", result.name, "--sizes",
                    *map(str, args.sizes), "--rounds", str(args.rounds), "--cold-runs", str(args.cold_runs),
@@ -335,13 +351,15 @@ def table(results: dict[str, list[dict[str, Any]]], sizes: list[int], light: int
 def driver(args: argparse.Namespace) -> None:
     engines = dict(spec.split("=", 1) for spec in args.engine)
     engines = {label: Path(path) for label, path in engines.items()}
-    labels = args.candidates or ["today", *RAW, *engines]
+    labels = args.candidates or ["today", *RAW, *engines, *settings_of(args.setting)]
     print(f"# memory_bench: {', '.join(labels)} at {', '.join(f'{s:,}' for s in sorted(args.sizes))} items, "
           f"{args.runs} run(s), {args.rounds} add+search rounds per size, {args.cold_runs} cold probes; "
           f"load average {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     for label, path in engines.items():
         head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
         print(f"# {label}: the engine at {path} ({head.stdout.strip() or 'not a git checkout'})")
+    for label, settings in settings_of(args.setting).items():
+        print(f"# {label}: memory settings {', '.join(f'{k}={v}' for k, v in settings.items())}")
     if "today" in labels:
         print(f"# today: the engine of this checkout, {ROOT}", flush=True)
     results: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
@@ -430,6 +448,8 @@ def main() -> None:
     parser.add_argument("--candidates", nargs="+", help=f"labels (default: today {' '.join(RAW)} and each --engine)")
     parser.add_argument("--engine", action="append", default=[], metavar="LABEL=PATH",
                         help="another checkout's engine as a candidate")
+    parser.add_argument("--setting", action="append", default=[], metavar="LABEL:NAME=VALUE",
+                        help="a memory setting of one engine candidate (a new label: this checkout's engine)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--runs", type=int, default=1, help="workers per candidate (figures: their median)")
     parser.add_argument("--rounds", type=int, default=40, help="add + search rounds at each size")

@@ -5,8 +5,9 @@ the nearest items, embedding the query with the real model (the embedding is par
 search's time). Blocking work (the model, Chroma) runs in worker threads, as the bot runs it.
 
 - `engine`: the project's `memory.semantic` through its contract (`open_user_memory` with the
-  bot's default settings under a data folder; `add`, `add_many`, `search`, `close`): whichever
-  engine the worker's PYTHONPATH imports (today's on main, or a new one).
+  bot's default settings under a data folder, plus those the JSON object in the environment
+  variable `SETTINGS_VAR` names; `add`, `add_many`, `search`, `close`): whichever engine the
+  worker's PYTHONPATH imports (today's on main, or a new one).
 - `per-person`: Chroma's own HNSW, one collection per person; a search is one `query` of the
   person's collection (`where` on the scope when the search has one).
 - `per-scope`: one collection per person and scope, so that a scoped search needs no filter
@@ -22,6 +23,8 @@ the keyword side's, as the engine's own ranking does.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 N_RESULTS = 50
+SETTINGS_VAR = "MEMORY_BENCH_SETTINGS"  # memory settings of the engine candidate (a JSON object)
 
 
 class Candidate(Protocol):
@@ -81,7 +85,7 @@ class EngineCandidate:
         from memory.config import load_memory_settings
         from memory.semantic import open_user_memory
 
-        settings = load_memory_settings({"DATA_DIR": str(folder)})
+        settings = load_memory_settings({**json.loads(os.environ.get(SETTINGS_VAR) or "{}"), "DATA_DIR": str(folder)})
         self.memory = await asyncio.to_thread(open_user_memory, settings=settings, embedder=self.embedder)
 
     async def bulk(self, items: list[tuple[str, str, str]], vectors: np.ndarray) -> None:
