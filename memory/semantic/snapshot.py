@@ -2,10 +2,9 @@
 
 `Snapshots` keeps, in one folder of this process (by default beside the embedded Chroma
 folder), one file per user: the live items' columns as `UserItems.columns` gives them (ids,
-texts and metadata packed as UTF-8 blobs, float32 vectors, times, scope and exchange codes,
+texts and metadata as UTF-8 blobs, float32 vectors, times, scope and exchange codes,
 the BM25 index state as flat arrays), and the user's write token (`memory.semantic.write_tokens`) they
-were checked under, as one uncompressed `.npz` read with `allow_pickle=False`; restoring makes
-no Python object per item. A snapshot is only a faster way to read what Chroma holds, never a
+were checked under, as one uncompressed `.npz` read with `allow_pickle=False`. A snapshot is only a faster way to read what Chroma holds, never a
 source of truth: `memory.semantic` uses it as it is only when the user's token in Chroma is
 still the one kept (and no write is in progress); otherwise it checks it against the ids
 Chroma has for that user now, dropping the rows Chroma no longer has and fetching only the
@@ -42,7 +41,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from memory.semantic import keyword_index, packed_items, ranking, user_items, validation
+from memory.semantic import keyword_index, ranking, user_items, validation
 from memory.semantic.user_items import UserItems
 
 __all__ = ["Snapshots", "write_npz"]
@@ -57,7 +56,7 @@ def _code_version() -> str:
     """A hash of the modules that decide what a snapshot holds (tokenizer, indexed text,
     columns, this format): a snapshot of other code is not restored."""
     digest = hashlib.sha256()
-    for module in (ranking, keyword_index, packed_items, user_items, validation):
+    for module in (ranking, keyword_index, user_items, validation):
         digest.update(Path(str(module.__file__)).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()

@@ -1,35 +1,37 @@
 """One user's items held in this process as columns: the arrays a search works on.
 
-`UserItems` keeps, row by row, each item's id, text and metadata (`memory.semantic.packed_items`: packed
-in segments of byte blobs, decoded on demand), unit vector (a float32 matrix that grows by
-doubling, so an add copies nothing but the new rows most of the time), creation time, scope,
+`UserItems` keeps, row by row, each item (`StoredItem`: id, text and metadata), unit vector (a
+float32 matrix that grows by doubling, so an add copies nothing but the new rows most of the time), creation time, scope,
 whether it is one of the bot's replies and which exchange it belongs to (`ranking.exchange_of`),
 as numpy arrays, whether it is still alive, and an incremental BM25 index
 (`memory.semantic.keyword_index`) over what it is keyword-indexed by (`memory.semantic.item_text.keyword_text`). An add
 appends rows, a delete marks them dead, a forget of a scope marks that scope's rows dead:
 nothing is rebuilt. `columns()` and `UserItems.from_columns` take the live rows out as flat
-arrays and back (`memory.semantic.snapshot` keeps them on disk). Not thread-safe by itself: callers hold `lock` around every use.
+arrays (texts and metadata as UTF-8 blobs with each row's end) and back
+(`memory.semantic.snapshot` keeps them on disk). Not thread-safe by itself: callers hold `lock`
+around every use.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from memory.semantic.chroma_backend import StoredItem
 from memory.semantic.keyword_index import KeywordIndex
-from memory.semantic.packed_items import PackedItems
 from memory.semantic.ranking import exchange_of
 from memory.semantic.item_text import keyword_text
 
 __all__ = ["UserItems"]
 
 _COPY_ROWS = 4096  # rows per numpy copy of a user's columns: a few ms each with the GIL held
-_ROW_OVERHEAD = 400  # bytes per item besides its vector, text and postings: list slots, dicts, ids
+_ROW_OVERHEAD = 1000  # bytes per item besides its vector, text and postings: its tuple, dict, id and values
 
 
 def _taken(source: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -70,6 +72,28 @@ def _strings(values: list[str]) -> np.ndarray:
     return out
 
 
+def _blob(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Byte strings as one uint8 array and each one's end offset in it."""
+    ends = np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts)), dtype=np.int64)
+    return np.frombuffer(b"".join(parts), np.uint8), ends
+
+
+def _unblob(blob: np.ndarray, ends: np.ndarray) -> list[str]:
+    """`_blob`'s parts back, decoded as UTF-8."""
+    data = np.asarray(blob, np.uint8).tobytes()
+    bounds = [0, *np.asarray(ends, np.int64).tolist()]
+    if bounds != sorted(bounds) or bounds[-1] != len(data):
+        raise ValueError("restored items: texts or metadata do not fit their ends")
+    return [data[start:end].decode() for start, end in zip(bounds, bounds[1:])]
+
+
+def _metadata(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("restored items: an item's metadata is not an object")
+    return value
+
+
 def created_of(item: StoredItem) -> float:
     value = item.metadata.get("created_at")
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
@@ -89,7 +113,7 @@ class UserItems:
         self.version = version
         self.lock = threading.Lock()
         self.ids: list[str] = []
-        self.items = PackedItems()
+        self.items: list[StoredItem] = []
         self.keywords = KeywordIndex()
         self._rows: dict[str, int] = {}
         self._scopes: dict[str, int] = {}
@@ -113,9 +137,8 @@ class UserItems:
 
     @classmethod
     def from_columns(cls, version: int, columns: Mapping[str, np.ndarray]) -> UserItems:
-        """Items as `columns()` gave them: nothing is re-indexed or decoded (texts and metadata
-        stay packed until a row is read). ValueError (or KeyError, TypeError) when the arrays do
-        not fit."""
+        """Items as `columns()` gave them (nothing is re-indexed). ValueError (or KeyError,
+        TypeError) when the arrays do not fit."""
         ids = _listed(np.asarray(columns["ids"], dtype=str))
         count = len(ids)
         matrix = np.asarray(columns["matrix"], np.float32)
@@ -133,7 +156,11 @@ class UserItems:
         if len(keywords) != count:
             raise ValueError("restored items: the keyword index has another number of rows")
         entry = cls(version)
-        entry.items = PackedItems(ids, columns["texts"], columns["text_ends"], columns["metas"], columns["meta_ends"])
+        texts = _unblob(columns["texts"], columns["text_ends"])
+        metas = _unblob(columns["metas"], columns["meta_ends"])
+        if len(texts) != count or len(metas) != count:
+            raise ValueError("restored items: ids, texts and metadata differ in number")
+        entry.items = [StoredItem(i, t, _metadata(m)) for i, t, m in zip(ids, texts, metas)]
         entry._grow(count, int(matrix.shape[1]))
         if matrix.flags.writeable and matrix.flags.c_contiguous:
             entry._matrix = matrix  # the loaded array itself: 50,000 vectors are 77 MB to copy
@@ -157,8 +184,8 @@ class UserItems:
         return entry
 
     def columns(self) -> dict[str, np.ndarray]:
-        """The live rows, renumbered 0..m-1, as flat arrays (for `from_columns`): ids, packed
-        texts and metadata (`PackedItems.packed`), their vectors, times, scope and exchange
+        """The live rows, renumbered 0..m-1, as flat arrays (for `from_columns`): ids, texts
+        and metadata (JSON) as UTF-8 blobs with each row's end, their vectors, times, scope and exchange
         codes with their names, which are the bot's replies, the keyword index state (`kw_*`,
         `KeywordIndex.state`) and about how many bytes the texts and metadata take.
 
@@ -181,9 +208,12 @@ class UserItems:
             ids = _strings([self.ids[r] for r in rows.tolist()])
             per_row = {"matrix": _taken(self.matrix, rows), "created": self.created[rows],
                        "scope": self._scope[rows], "reply": self._reply[rows], "exchange": self._exchange[rows]}
+        chosen = [self.items[r] for r in rows.tolist()]
+        texts, text_ends = _blob([item.text.encode() for item in chosen])
+        metas, meta_ends = _blob([json.dumps(item.metadata, ensure_ascii=False).encode() for item in chosen])
         out = {
             "ids": ids,
-            **self.items.packed(rows),
+            "texts": texts, "text_ends": text_ends, "metas": metas, "meta_ends": meta_ends,
             **per_row,
             "scope_names": np.array(scope_names, dtype=str),
             "exchange_names": np.array(exchange_names, dtype=str),
