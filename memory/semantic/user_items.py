@@ -79,20 +79,25 @@ def _blob(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(parts), np.uint8), ends
 
 
-def _unblob(blob: np.ndarray, ends: np.ndarray) -> list[str]:
-    """`_blob`'s parts back, decoded as UTF-8."""
+def _unblob(blob: np.ndarray, ends: np.ndarray) -> list[bytes]:
+    """`_blob`'s parts back."""
     data = np.asarray(blob, np.uint8).tobytes()
     bounds = [0, *np.asarray(ends, np.int64).tolist()]
     if bounds != sorted(bounds) or bounds[-1] != len(data):
         raise ValueError("restored items: texts or metadata do not fit their ends")
-    return [data[start:end].decode() for start, end in zip(bounds, bounds[1:])]
+    return [data[start:end] for start, end in zip(bounds, bounds[1:])]
 
 
-def _metadata(text: str) -> dict[str, Any]:
-    value = json.loads(text)
-    if not isinstance(value, dict):
-        raise ValueError("restored items: an item's metadata is not an object")
-    return value
+def _metadata(parts: list[bytes]) -> list[dict[str, Any]]:
+    """Each part's JSON object, parsed as one JSON array per `_COPY_ROWS` parts: one `json.loads`
+    per row took most of a heavy user's restore, and one call for all of them holds the GIL
+    throughout. A part that is not exactly one object leaves a count or a type that differs."""
+    out: list[Any] = []
+    for start in range(0, len(parts), _COPY_ROWS):
+        out.extend(json.loads(b"[" + b",".join(parts[start:start + _COPY_ROWS]) + b"]"))
+    if len(out) != len(parts) or not all(isinstance(value, dict) for value in out):
+        raise ValueError("restored items: an item's metadata is not one object")
+    return out
 
 
 def created_of(item: StoredItem) -> float:
@@ -157,11 +162,11 @@ class UserItems:
         if len(keywords) != count:
             raise ValueError("restored items: the keyword index has another number of rows")
         entry = cls(version)
-        texts = _unblob(columns["texts"], columns["text_ends"])
-        metas = _unblob(columns["metas"], columns["meta_ends"])
+        texts = [text.decode() for text in _unblob(columns["texts"], columns["text_ends"])]
+        metas = _metadata(_unblob(columns["metas"], columns["meta_ends"]))
         if len(texts) != count or len(metas) != count:
             raise ValueError("restored items: ids, texts and metadata differ in number")
-        entry.items = [StoredItem(i, t, _metadata(m)) for i, t, m in zip(ids, texts, metas)]
+        entry.items = list(map(StoredItem, ids, texts, metas))
         entry._grow(count, int(matrix.shape[1]))
         if matrix.flags.writeable and matrix.flags.c_contiguous:
             entry._matrix = matrix  # the loaded array itself: 50,000 vectors are 77 MB to copy
