@@ -32,7 +32,7 @@ def test_rows_restored_from_columns_read_back_as_they_were_stored() -> None:
     assert codes[0] == codes[1] >= 0 and codes[2] == -1  # one exchange: the message and its reply
 
 
-def test_rows_appended_after_a_restore_are_kept_and_packed_again_with_the_rest() -> None:
+def test_rows_appended_after_a_restore_are_kept_and_restored_again_with_the_rest() -> None:
     restored = UserItems.from_columns(1, entry_of(ITEMS[:2]).columns())
     restored.append([ITEMS[2]], np.eye(1, 4, dtype=np.float32))
     restored.remove(["a"])
