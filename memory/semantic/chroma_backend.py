@@ -10,7 +10,7 @@ original error is chained.
 Knows nothing of users or scopes: `memory.semantic` builds the filters. There is no query
 method on purpose: a metadata-filtered HNSW query is slower than reading one user's items
 with their vectors and searching them in this process (see memory.semantic). `log()` opens
-the sibling collection that `memory.semantic.change_feed` keeps its change records in.
+the sibling collection that `memory.semantic.versions` keeps its records in.
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
@@ -72,7 +72,7 @@ class ChromaStore:
 
     def log(self, suffix: str) -> ChromaStore:
         """The collection named after this one plus `suffix`, on the same client (created if
-        missing): records without meaningful vectors, such as the change feed's."""
+        missing): records without meaningful vectors, such as the version records."""
         with self._translating(self.where, "open the log collection of"):
             col = self._client.get_or_create_collection(name=self.name + suffix, embedding_function=None,
                                                         metadata={"purpose": "log of " + self.name})
@@ -203,11 +203,6 @@ class ChromaStore:
             return
         with self._translating(self.where, "delete from"):
             self._collection.delete(ids=list(ids))
-
-    def delete_where(self, where: Mapping[str, Any]) -> None:
-        """Delete every item matching `where` (the change feed's pruning of old records)."""
-        with self._translating(self.where, "delete from"):
-            self._collection.delete(where=dict(where))
 
     def close(self) -> None:
         """Release the client: chromadb keeps every embedded folder's system (its SQLite

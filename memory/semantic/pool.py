@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import ParamSpec, Protocol, TypeVar
+from typing import ParamSpec, TypeVar
 
 from memory.errors import MemoryStoreError, StoreUnavailable
 
@@ -22,12 +22,6 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 WORKERS = 4  # threads for embedding, Chroma calls and searches
-
-
-class Holder(Protocol):
-    """What `run_held` tells of its thread task (`memory.semantic.write_tokens.WriteHold`)."""
-
-    def keep(self, task: Future[object]) -> None: ...
 
 
 class WorkerPool:
@@ -45,13 +39,6 @@ class WorkerPool:
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         return await self._awaited(self._started(lambda: fn(*args, **kwargs)))
-
-    async def run_held(self, hold: Holder, fn: Callable[[], T]) -> T:
-        """`run`, with the thread's task given to `hold` first: it learns when the task has
-        really returned, also after this call gave up waiting (timeout, cancel)."""
-        task = self._started(fn)
-        hold.keep(task)
-        return await self._awaited(task)
 
     def _started(self, fn: Callable[[], T]) -> Future[T]:
         if self.closed:

@@ -3,10 +3,10 @@
 `Snapshots` keeps, in one folder of this process (by default beside the embedded Chroma
 folder), one file per user: the live items' columns as `UserItems.columns` gives them (ids,
 texts and metadata as UTF-8 blobs, float32 vectors, times, scope and exchange codes,
-the BM25 index state as flat arrays), and the user's write token (`memory.semantic.write_tokens`) they
-were checked under, as one uncompressed `.npz` read with `allow_pickle=False`. A snapshot is only a faster way to read what Chroma holds, never a
-source of truth: `memory.semantic` uses it as it is only when the user's token in Chroma is
-still the one kept (and no write is in progress); otherwise it checks it against the ids
+the BM25 index state as flat arrays), and the user's version (`memory.semantic.versions`) they
+are current for, as one uncompressed `.npz` read with `allow_pickle=False`. A snapshot is only a
+faster way to read what Chroma holds, never a source of truth: `memory.semantic` uses it as it
+is only when the user's version record in Chroma still holds the version kept; otherwise it checks it against the ids
 Chroma has for that user now, dropping the rows Chroma no longer has and fetching only the
 ones missing (items never change once stored, so the ids say everything). So a stale
 snapshot is never served: an add or forget made by any process since it was written is
@@ -112,15 +112,15 @@ class Snapshots:
             self._generations[user_id] = self._generations.get(user_id, 0) + 1
             self.path(user_id).unlink(missing_ok=True)
 
-    def save(self, user_id: str, columns: dict[str, np.ndarray], token: str | None, generation: int) -> bool:
-        """Write the user's live items (as `UserItems.columns` gives them) with the write token
-        they were checked under (`memory.semantic.write_tokens`; None: unknown); False when a `drop`
-        came after `generation` was taken (nothing is written then)."""
+    def save(self, user_id: str, columns: dict[str, np.ndarray], version: str | None, generation: int) -> bool:
+        """Write the user's live items (as `UserItems.columns` gives them) with the version they
+        are current for (`memory.semantic.versions`; None: unknown); False when a `drop` came
+        after `generation` was taken (nothing is written then)."""
         fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
                 write_npz(out, {"code": np.array(CODE_VERSION), "user": np.array(user_id),
-                                "embedder": np.array(self.embedder), "token": np.array(token or ""),
+                                "embedder": np.array(self.embedder), "version": np.array(version or ""),
                                 **{f"c_{name}": value for name, value in columns.items()}})
                 out.flush()
                 os.fsync(out.fileno())
@@ -133,17 +133,17 @@ class Snapshots:
             Path(tmp).unlink(missing_ok=True)
 
     def load(self, user_id: str, version: int) -> tuple[UserItems, str | None] | None:
-        """The user's snapshot as UserItems (`version` given) and the write token kept with it
-        (None: unknown), or None when there is none or it cannot be used (then it is removed)."""
+        """The user's snapshot as UserItems (`version` given) and the store version kept with
+        it (None: unknown), or None when there is none or it cannot be used (then it is removed)."""
         path = self.path(user_id)
         try:
             with np.load(path, allow_pickle=False) as data:
                 if (str(data["code"]) != CODE_VERSION or str(data["user"]) != user_id
                         or str(data["embedder"]) != self.embedder):
                     raise ValueError("written by other code, or for another user or model")
-                token = str(data["token"]) or None
+                kept = str(data["version"]) or None
                 columns = {name[2:]: data[name] for name in data.files if name.startswith("c_")}
-            return UserItems.from_columns(version, columns), token
+            return UserItems.from_columns(version, columns), kept
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, EOFError, zipfile.BadZipFile) as exc:

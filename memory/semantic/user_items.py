@@ -137,9 +137,9 @@ class UserItems:
         self._speakers: dict[str, int] = {}
         self._text_bytes = 0
         self.unsaved = 0  # rows appended since the owner last scheduled a snapshot (it resets this)
-        # the user's write token (memory.semantic.write_tokens) these rows are known to be current for;
+        # the user's version (memory.semantic.versions) these rows are known to be current for;
         # None: unknown. Set by the owner (memory.semantic), which says when it may be trusted.
-        self.token: str | None = None
+        self.store_version: str | None = None
 
     @classmethod
     def from_columns(cls, version: int, columns: Mapping[str, np.ndarray]) -> UserItems:

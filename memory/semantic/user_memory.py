@@ -44,30 +44,27 @@ Rules, in one place:
   (`memory.semantic.user_items`) in an LRU bounded by bytes (`cache_bytes`, `memory.semantic.caches`): this
   object's adds append to them, its deletes and forgets mark rows dead; nothing is rebuilt
   or reloaded on a timer.
+- The store is the truth (`memory.semantic.versions`): every write of a user's items puts a new
+  random version in the user's record in Chroma before and after it; every search, list and
+  cold load reads that record FIRST and trusts the cached items (or a snapshot) only when it is
+  the version they were made under; otherwise it reads the user's ids and reconciles (drops the
+  rows Chroma no longer has, fetches the missing ones). So processes sharing a Chroma server
+  see each other's adds, deletes and forgets at the next search, with nothing to poll. This
+  object's own writes go into its cached items with the version they put.
 - Snapshots (`memory.semantic.snapshot`): a user with many items is also kept in a file of this
   process (beside the Chroma folder by default), written in the background once
-  `snapshot_after` of the user's items are not in it and the user's writes have settled (below)
-  (while writes go on, only once a quarter of the user's items, `SNAPSHOT_BACKLOG`, are not in
-  it either), after a load that found it stale, and on close. Every write also keeps the user's
-  write token in Chroma (`memory.semantic.write_tokens`: a
-  mark from this process's first write of the user until it settles them, SETTLE_AFTER_S after
-  their last write, before a snapshot and on close; then a new token). A cold load reads the
-  token: when it is the snapshot's, the file is used as it is (no id read); otherwise it reads
-  the ids Chroma has for the user now, drops the rows Chroma no longer has and fetches only the
-  missing items. So a stale snapshot is never served. A delete or forget removes the user's
-  file first (and rewrites it from the cached items, without the forgotten ones).
+  `snapshot_after` of the user's items, and a quarter of them (`SNAPSHOT_BACKLOG`), are not in
+  it, after a load or check that found it stale, and on close, with the version its rows are
+  current for. A cold load whose version read is the snapshot's uses the file as it is (no id
+  read). A delete or forget removes the user's file first (and rewrites it from the cached
+  items, without the forgotten ones); so does a check that finds rows forgotten elsewhere.
   `last_load` tells how the last load went (`ColdLoad`).
-- Other processes sharing a Chroma server: with `share_changes` (on by default with a
-  server) every write is also recorded in a change feed (`memory.semantic.change_feed`) that each
-  process polls at most once per `feed_interval_s` (1 s) at the start of a search or list,
-  applying only the new ids: another process's add, delete or forget is honoured by every
-  search that starts at least `feed_interval_s` after that process's call returned.
 - Blocking work (embedding, Chroma, the search's numpy work) runs on this object's own
   thread pool (`memory.semantic.pool`); each call is bounded by `op_timeout_s` and a store failure
   raises StoreUnavailable, never hangs. With `chroma_process`, an embedded Chroma runs in a
   worker process (`memory.semantic.chroma_process`), because its bindings hold the GIL. When a Chroma
-  server goes away, writes fail at once;
-  a search of a user whose items are cached is still answered from the cache, others fail.
+  server goes away, writes fail at once; a search of a user whose items are cached is still
+  answered from the cache (a warning logged), others fail.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -75,12 +72,13 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -91,7 +89,6 @@ import numpy as np
 
 from memory.semantic import ranking
 from memory.semantic.caches import ItemsCache, RecentVectors
-from memory.semantic.change_feed import FEED_SUFFIX, Change, ChangeFeed, Versions
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
 from memory.config import MemorySettings
@@ -103,7 +100,7 @@ from memory.semantic.search import SEARCH_MODES, Prepared, finish, prepare
 from memory.semantic.search_timing import Laps, SearchTiming
 from memory.semantic.snapshot import Snapshots
 from memory.semantic.user_items import UserItems, created_of
-from memory.semantic.write_tokens import TOKEN_SUFFIX, WriteHold, WriteTokens
+from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, Written, current
 from memory.semantic.validation import (
     MAX_TEXT_CHARS,
     check_metadata,
@@ -132,18 +129,13 @@ DEFAULT_CACHE_BYTES = 512 * 2**20
 # Items per Chroma read when loading a user: Chroma converts a page's vectors holding the GIL
 # (about 50 ms for 250 on the 2-core target, under load) and pages of 1,000 cost more per item.
 LOAD_PAGE = 200
-# A user's items are written to a snapshot once this many of them are not in one and their
-# writes have settled (SETTLE_AFTER_S): a cold load then fetches at most about this many items
-# from Chroma besides reading the snapshot.
+# A user's items are written to a snapshot once this many of them are not in one: a cold load
+# then fetches at most about this many items from Chroma besides reading the snapshot.
 SNAPSHOT_AFTER = 500
-# While a user's writes go on, the snapshot is rewritten only once SNAPSHOT_AFTER and this share
-# of the user's items are not in it: each rewrite copies all of the user's items, so a user
-# growing by thousands at a time no longer has them all copied after every batch (a cold load
-# after a crash fetches at most that share).
+# ...and once this share of the user's items are not in it either: each rewrite copies all of
+# the user's items, so a user growing by thousands at a time does not have them all copied
+# after every batch (a cold load after a crash fetches at most that share).
 SNAPSHOT_BACKLOG = 0.25
-# A user's writes are settled (new write token, mark removed: memory.semantic.write_tokens) once none came
-# for this long: until then other processes' cold loads of that user check ids.
-SETTLE_AFTER_S = 5.0
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -158,15 +150,17 @@ class MemoryHit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+
 @dataclass(frozen=True, slots=True)
 class ColdLoad:
     """How the last load of a user's items into this process went (for logs and the bench):
-    `route` "token" (the snapshot as it was: its write token is current), "ids" (the snapshot
-    checked against the ids Chroma has) or "chroma" (no snapshot), and the time of each step."""
+    `route` "version" (the snapshot as it was: its version is the user's now), "ids" (the
+    snapshot checked against the ids Chroma has) or "chroma" (no snapshot), and the time of
+    each step."""
 
     route: str
     items: int
-    token_ms: float
+    version_ms: float
     snapshot_ms: float
     ids_ms: float
     fetch_ms: float
@@ -181,12 +175,11 @@ def _where(user_id: str, scope: str | None) -> dict[str, Any]:
 class UserMemory:
     """A user-partitioned memory over one Chroma collection. Create with open_user_memory."""
 
-    def __init__(self, store: ChromaStore | ChromaProcess, embedder: Embedder, *, search_mode: str = "hybrid",
-                 clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
+    def __init__(self, store: ChromaStore | ChromaProcess, embedder: Embedder, *, versions: VersionRecords,
+                 search_mode: str = "hybrid", clock: Callable[[], float] = time.time, op_timeout_s: float = 30.0,
                  cache_bytes: int = DEFAULT_CACHE_BYTES, owns_embedder: bool = False, preload: bool = True,
-                 ranking_config: ranking.RankingConfig | None = None, feed: ChangeFeed | None = None,
-                 snapshots: Snapshots | None = None, snapshot_after: int = SNAPSHOT_AFTER,
-                 tokens: WriteTokens | None = None, sole_writer: bool = False) -> None:
+                 ranking_config: ranking.RankingConfig | None = None, snapshots: Snapshots | None = None,
+                 snapshot_after: int = SNAPSHOT_AFTER) -> None:
         if search_mode not in SEARCH_MODES:
             raise ValueError(f"search_mode must be one of {', '.join(SEARCH_MODES)}: {search_mode!r}")
         self._store = store
@@ -195,23 +188,15 @@ class UserMemory:
         self.ranking_config = ranking_config or ranking.DEFAULT_CONFIG
         self._clock = clock
         self._cache = ItemsCache(cache_bytes)
-        self._versions = Versions()
-        self._feed = feed
+        self._versions = versions
+        # one reader or cache update of a user at a time (cold loads, checks, own writes taken in)
+        self._user_locks: dict[str, _UserLock] = {}
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
-        self._tokens = tokens
-        # no other process writes this collection (an embedded Chroma): the cached items may
-        # take this process's own new write tokens without reading Chroma's ids
-        self._sole_writer = sole_writer and feed is None
-        self._settle_timer: asyncio.TimerHandle | None = None
-        self._settling: asyncio.Task[list[Future[None] | None]] | None = None
         self.last_load: ColdLoad | None = None
         self.last_search: SearchTiming | None = None  # how the last search's time went
         self._saving: dict[str, Future[None]] = {}  # users whose snapshot is being written (one at a time each)
         self._saving_lock = threading.Lock()
-        self._tokenless: set[str] = set()  # users whose last snapshot kept no token (its load checks ids)
-        self._next_poll = 0.0
-        self._polling: asyncio.Lock | None = None
         self._owns_embedder = owns_embedder
         self._pool = WorkerPool(store.where, op_timeout_s)
         self._recent_vectors = RecentVectors()
@@ -248,24 +233,15 @@ class UserMemory:
         worker threads; idempotent. A shared embedder passed in is left open."""
         if self._pool.closed:
             return
-        if self._settle_timer is not None:
-            self._settle_timer.cancel()
-            self._settle_timer = None
-        saves = await self._settle(0.0)
-        # a snapshot begun earlier may miss the last rows, or keep no token (writes still ran):
-        # let it end, so that its user is saved again below with what is settled now
+        # a snapshot begun earlier may miss the last rows: let it end, so that its user is
+        # saved again below with what is cached now
         await asyncio.gather(*(asyncio.wrap_future(f) for f in list(self._saving.values())), return_exceptions=True)
         # users with many items get a current snapshot, so that the next start loads them fast
-        saves += [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
-                  if (entry.unsaved or user_id in self._tokenless) and entry.live >= self._snapshot_after]
+        saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
+                 if entry.unsaved and entry.live >= self._snapshot_after]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
         entries = self._cache.take_all()
         await self._pool.close()
-        if self._tokens is not None and self._tokens.sessions():  # writes whose threads ended just now
-            try:
-                await asyncio.to_thread(self._tokens.settle_idle, 0.0)
-            except StoreUnavailable as exc:
-                log.warning("semantic memory: cannot settle write tokens in %s: %s", self.where, exc)
         await asyncio.to_thread(entries.clear)  # tens of thousands of objects: freed off the loop
         await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
@@ -308,20 +284,20 @@ class UserMemory:
                 raise type(exc)(f"item {n}: {exc}") from None
         return rows
 
-    def _embed_and_add(self, rows: list[Row]) -> np.ndarray:
+    def _embedded(self, rows: list[Row]) -> np.ndarray:
         texts = [r[2] for r in rows]
         known = [self._recent_vectors.get(t) for t in texts]
         missing = [t for t, v in zip(texts, known, strict=True) if v is None]
         fresh = iter(np.asarray(self._embedder.embed(missing), dtype=np.float32) if missing else ())
-        vectors = np.vstack([v if v is not None else next(fresh) for v in known])
-        by_user: dict[str, list[str]] = {}
-        for r in rows:
-            by_user.setdefault(r[3]["user_id"], []).append(r[0])
-        self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows])
-        if self._feed is not None:
-            for user_id, ids in by_user.items():
-                self._feed.publish(user_id, "add", ids)
-        return vectors
+        return np.vstack([v if v is not None else next(fresh) for v in known])
+
+    def _embed_and_add(self, rows: list[Row]) -> tuple[np.ndarray, Written]:
+        """Embed and store a batch of rows (worker thread), between its users' version bumps."""
+        vectors = self._embedded(rows)
+        users = {r[3]["user_id"] for r in rows}
+        _, written = self._versions.write(
+            users, lambda: self._store.add([r[0] for r in rows], vectors, [r[1] for r in rows], [r[3] for r in rows]))
+        return vectors, written
 
     async def add(self, user_id: str, text: str, metadata: dict[str, Any] | None = None,
                   scope: str | None = None) -> str:
@@ -345,113 +321,172 @@ class UserMemory:
         return [r[0] for r in rows]
 
     async def _write(self, rows: list[Row]) -> None:
-        """Embed and store prepared rows in batches; then each writer's cached items take in
-        the new ones (all written) or are dropped (a failure part-way)."""
+        """Embed and store prepared rows in batches; after each batch, each writer's cached items
+        take in its new rows (or are dropped, when a batch failed)."""
         await self.loaded()
-        batches: list[np.ndarray] = []
-        by_user: dict[str, list[int]] = {}
-        for n, row in enumerate(rows):
-            by_user.setdefault(row[3]["user_id"], []).append(n)
-        hold = await self._begin_writes(by_user)
+        users = list(dict.fromkeys(row[3]["user_id"] for row in rows))
         try:
             for start in range(0, len(rows), self._batch):
                 batch = rows[start:start + self._batch]
-                batches.append(await self._pool.run_held(hold, lambda batch=batch: self._embed_and_add(batch)))
+                vectors, written = await self._pool.run(self._embed_and_add, batch)
+                await self._taken_in(batch, vectors, written)
         except BaseException:
-            self._end_writes(hold)
-            for user_id in by_user:
-                self._versions.bump(user_id)
+            for user_id in users:
                 self._cache.drop(user_id)
             raise
-        updates = []
-        for user_id, positions in by_user.items():
-            self._versions.bump(user_id)
+        for user_id in users:
             entry = self._cache.peek(user_id)
-            if entry is not None:
-                updates.append((user_id, entry, rows, positions))
-        try:
-            if updates:
-                await self._pool.run_held(hold, lambda: _append_all(updates, batches))
-        finally:
-            self._end_writes(hold)
-        if updates:
-            self._free_later(self._cache.resized(user_id for user_id, *_ in updates))
-            for user_id in by_user:
-                entry = self._cache.peek(user_id)
-                if entry is not None and entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
-                    self._snapshot_later(user_id, entry)
+            if entry is not None and entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
+                self._snapshot_later(user_id, entry)
+
+    async def _taken_in(self, rows: list[Row], vectors: np.ndarray, written: Written) -> None:
+        """A written batch into the cached items of its users, with the version each is now
+        current for (`Written.claim`)."""
+        positions: dict[str, list[int]] = {}
+        for n, row in enumerate(rows):
+            positions.setdefault(row[3]["user_id"], []).append(n)
+        cached = [user_id for user_id in positions if self._cache.peek(user_id) is not None]
+        if not cached:
+            return
+        async with contextlib.AsyncExitStack() as held:
+            for user_id in sorted(cached):  # one order: two writes never wait for each other
+                await held.enter_async_context(self._user_lock(user_id))
+            updates = [(user_id, entry) for user_id in cached if (entry := self._cache.peek(user_id)) is not None]
+
+            def append_all() -> None:
+                # on a worker thread: a bulk write's rows are megabytes to copy
+                for user_id, entry in updates:
+                    chosen = positions[user_id]
+                    items = [StoredItem(rows[n][0], rows[n][1], rows[n][3]) for n in chosen]
+                    with entry.lock:
+                        entry.append(items, vectors[chosen])
+                        entry.store_version = written.claim(user_id, entry.store_version)
+
+            await self._pool.run(append_all)
+        self._free_later(self._cache.resized(user_id for user_id, _ in updates))
 
     # -- reading -------------------------------------------------------------------------
 
-    def _load(self, user_id: str, version: int) -> tuple[UserItems, int | None]:
-        """All of the user's items and vectors (worker thread): the ids Chroma has for the user;
-        the user's snapshot, less the rows Chroma no longer has; then the missing items from
-        Chroma in pages of LOAD_PAGE by id, so that no single Chroma call holds the GIL for long.
-        With them, the snapshot generation to write a new snapshot under when this fetched many
-        or dropped any (else None): written only once the entry is cached (`_user_items`), so
-        that an entry a write overtook while it was read never gets a current token."""
-        snapshots = self._snapshots
+    @contextlib.asynccontextmanager
+    async def _user_lock(self, user_id: str) -> AsyncIterator[None]:
+        """One reader or cache update of a user's items at a time (cold loads, checks, this
+        process's writes taken in); the lock goes with its last user."""
+        held = self._user_locks.setdefault(user_id, _UserLock())
+        held.users += 1
+        try:
+            async with held.lock:
+                yield
+        finally:
+            held.users -= 1
+            if not held.users:
+                del self._user_locks[user_id]
+
+    async def _user_items(self, user_id: str) -> UserItems:
+        """The user's items, current for the user's version in Chroma, read FIRST: the cached
+        items as they are when it is the one they were made under; else checked against the ids
+        Chroma has (cached), or loaded (not cached). A store out of reach for that read leaves a
+        cached user answered from the cache."""
+        async with self._user_lock(user_id):
+            entry = self._cache.get(user_id)
+            asked = time.perf_counter()
+            try:
+                version = (await self._pool.run(self._versions.read, [user_id]))[user_id]
+            except StoreUnavailable as exc:
+                if entry is None:
+                    raise
+                log.warning("semantic memory: a user's items answered from this process's copy: %s", exc)
+                return entry
+            version_ms = 1000 * (time.perf_counter() - asked)
+            if entry is not None:
+                if entry.store_version is not None and entry.store_version == version:
+                    return entry
+                try:
+                    gone = await self._pool.run(self._checked, user_id, entry, version)
+                except BaseException:
+                    self._cache.drop(user_id)  # its check may still run on: no one else uses it
+                    raise
+                self._free_later(self._cache.resized([user_id]))
+                if gone or entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
+                    self._snapshot_later(user_id, entry)
+                return entry
+            entry, snapshot_generation = await self._pool.run(self._load, user_id, version, version_ms)
+            if not self._pool.closed:
+                self._free_later(self._cache.put(user_id, entry))
+                if snapshot_generation is not None:
+                    self._snapshot_later(user_id, entry, snapshot_generation)
+            return entry
+
+    def _reconcile(self, user_id: str, entry: UserItems) -> tuple[int, int, float]:
+        """Make `entry` hold exactly the ids Chroma has for the user now (worker thread): drop
+        the rows Chroma no longer has, fetch the missing items in pages of LOAD_PAGE (no single
+        Chroma call holds the GIL for long). Returns how many rows went, how many came, and the
+        milliseconds the id read took."""
         started = time.perf_counter()
-        generation = snapshots.generation(user_id) if snapshots is not None else 0
-        token = self._tokens.current(user_id) if snapshots is not None and self._tokens is not None else None
-        read_token = time.perf_counter()
-        kept = snapshots.load(user_id, version) if snapshots is not None else None
-        read_snapshot = time.perf_counter()
-        if kept is not None and token is not None and kept[1] == token:
-            entry = kept[0]
-            entry.token = token
-            self.last_load = ColdLoad("token", entry.live, 1000 * (read_token - started),
-                                      1000 * (read_snapshot - read_token), 0.0, 0.0)
-            return entry, None
         ids = self._store.ids(where={"user_id": user_id})
         read_ids = time.perf_counter()
-        gone = 0
-        if kept is None:
-            entry, missing = UserItems(version), ids
-        else:
-            entry = kept[0]
-            present = set(ids)
+        present = set(ids)
+        with entry.lock:
             gone = entry.remove([i for i in entry.ids if i not in present])
             missing = [i for i in ids if i not in entry]
         for start in range(0, len(missing), LOAD_PAGE):
             self._fetch(user_id, entry, missing[start:start + LOAD_PAGE])
-        entry.token = token  # checked against the ids read after it
-        self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live, 1000 * (read_token - started),
-                                  1000 * (read_snapshot - read_token), 1000 * (read_ids - read_snapshot),
-                                  1000 * (time.perf_counter() - read_ids))
-        stale = kept is not None and (gone or missing or kept[1] != token)
+        return gone, len(missing), 1000 * (read_ids - started)
+
+    def _checked(self, user_id: str, entry: UserItems, version: str | None) -> int:
+        """A cached user's items checked against Chroma's ids (another process wrote them since
+        `entry.store_version`); returns how many rows went (their snapshot is removed at once)."""
+        gone, _, _ = self._reconcile(user_id, entry)
+        if gone and self._snapshots is not None:
+            self._snapshots.drop(user_id)  # it holds items forgotten elsewhere: rewritten from `entry`
+        with entry.lock:
+            entry.store_version = version if current(version) else None
+        return gone
+
+    def _load(self, user_id: str, version: str | None, version_ms: float) -> tuple[UserItems, int | None]:
+        """All of the user's items and vectors (worker thread), current for `version` (read
+        before this): the user's snapshot as it is when it was saved under that version, else
+        the snapshot (or nothing) checked against the ids Chroma has (`_reconcile`). With them,
+        the snapshot generation to write a new snapshot under when this fetched many or dropped
+        any (else None): written once the entry is cached (`_user_items`)."""
+        snapshots = self._snapshots
+        started = time.perf_counter()
+        generation = snapshots.generation(user_id) if snapshots is not None else 0
+        kept = snapshots.load(user_id, 0) if snapshots is not None else None
+        read_snapshot = time.perf_counter()
+        snapshot_ms = 1000 * (read_snapshot - started)
+        if kept is not None and current(version) and kept[1] == version:
+            entry = kept[0]
+            entry.store_version = version
+            self.last_load = ColdLoad("version", entry.live, version_ms, snapshot_ms, 0.0, 0.0)
+            return entry, None
+        entry = UserItems(0) if kept is None else kept[0]
+        gone, fetched, ids_ms = self._reconcile(user_id, entry)
+        entry.store_version = version if current(version) else None
+        self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live, version_ms, snapshot_ms, ids_ms,
+                                  1000 * (time.perf_counter() - read_snapshot) - ids_ms)
+        stale = kept is not None and (gone or fetched or kept[1] != entry.store_version)
         if snapshots is not None and (stale or entry.unsaved >= self._snapshot_after):
             return entry, generation
         return entry, None
 
     def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> Future[None] | None:
-        """Write the user's snapshot from `entry` on a worker thread (any thread may call this);
-        a forget after `generation` (default: now) was taken discards it. While one is being
-        written for the user, another is not started (the rows stay unsaved for the next).
-
-        The snapshot keeps the entry's write token when it is known to hold every write that
-        ended before the token was set (`UserItems.token`) when this process is the only writer
-        (an embedded Chroma); with other writers possible (a Chroma server), a token read now when the user's ids in
-        Chroma are exactly the entry's live ones; else none (its next load checks ids)."""
+        """Write the user's snapshot from `entry`, with the version its rows are current for, on
+        a worker thread (any thread may call this); a forget after `generation` (default: now)
+        was taken discards it. While one is being written for the user, another is not started
+        (the rows stay unsaved for the next)."""
         snapshots = self._snapshots
         if snapshots is None or self._pool.closed:
             return None
 
         def save() -> None:
             try:
-                token = self._save_token(user_id, entry)
                 with entry.lock:
-                    columns = entry.columns()
-                    if self._sole_writer:
-                        entry.token = token
-                if not self._sole_writer and token is not None:
-                    token = token if self._store_ids(user_id) == set(columns["ids"].tolist()) else None
+                    columns, version = entry.columns(), entry.store_version
                 if len(columns["ids"]):
-                    snapshots.save(user_id, columns, token, taken)
-                    (self._tokenless.add if token is None else self._tokenless.discard)(user_id)
+                    snapshots.save(user_id, columns, version, taken)
                 else:
                     snapshots.drop(user_id)
-            except (OSError, ValueError, StoreUnavailable) as exc:
+            except (OSError, ValueError) as exc:
                 log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
             finally:
                 with self._saving_lock:
@@ -471,97 +506,6 @@ class UserMemory:
         if entries and not self._pool.closed:
             self._pool.submit(entries.clear)
 
-    def _save_token(self, user_id: str, entry: UserItems) -> str | None:
-        """The token a snapshot of `entry` may keep (worker thread; see `_snapshot_later`): this
-        process's writes of the user are settled first when none runs (else None). The only
-        writer takes that new token, or the entry's own when there was nothing to settle; with
-        other writers possible, the token now (one is set if none), to be checked against Chroma's ids."""
-        tokens = self._tokens
-        if tokens is None:
-            return None
-        if tokens.has_session(user_id):
-            settled = tokens.settle(user_id)
-            if settled is None or self._sole_writer:
-                return settled
-        elif self._sole_writer:
-            return entry.token
-        return tokens.current(user_id, create=True)
-
-    def _store_ids(self, user_id: str) -> set[str]:
-        return set(self._store.ids(where={"user_id": user_id}))
-
-    async def _begin_writes(self, users: Iterable[str]) -> WriteHold:
-        """Before a write of these users: their marks are in Chroma (`memory.semantic.write_tokens`).
-        Run the write's thread tasks held by the returned hold, and pass it to `_end_writes`."""
-        loop = asyncio.get_running_loop()
-
-        def late(hold: WriteHold) -> None:  # on the thread of a task that outlived its caller
-            try:
-                loop.call_soon_threadsafe(self._ended_late, hold)
-            except RuntimeError:  # the loop is closed: nothing of this process is cached any more
-                hold.end()
-
-        hold = WriteHold(self._tokens, users, late)
-        try:
-            await self._pool.run_held(hold, hold.begin)
-        except BaseException:
-            self._end_writes(hold)  # a begin that timed out still ends once its thread returns
-            raise
-        return hold
-
-    def _end_writes(self, hold: WriteHold) -> None:
-        """After a write (and after the cached items took it in, if cached), or after it failed;
-        its users' sessions end once its thread tasks have returned, and the users are settled
-        once no write of theirs came for SETTLE_AFTER_S."""
-        hold.release()
-        self._settle_soon()
-
-    def _ended_late(self, hold: WriteHold) -> None:
-        """A write's thread returned after its caller gave up on it: its users' items may have
-        been loaded and cached while it still wrote, without it; drop them before the session
-        ends, so that no settle gives such an entry a current token."""
-        for user_id in hold.users:
-            self._versions.bump(user_id)
-            self._cache.drop(user_id)
-        hold.end()
-        self._settle_soon()
-
-    def _settle_soon(self) -> None:
-        if self._tokens is not None and self._settle_timer is None and not self._pool.closed:
-            self._settle_timer = asyncio.get_running_loop().call_later(SETTLE_AFTER_S, self._settle_later)
-
-    def _settle_later(self) -> None:
-        self._settle_timer = None
-        if self._settling is None or self._settling.done():
-            self._settling = asyncio.get_running_loop().create_task(self._settle(SETTLE_AFTER_S))
-
-    async def _settle(self, idle_s: float) -> list[Future[None] | None]:
-        """Settle the users idle for `idle_s` (new tokens, marks removed); their cached items
-        take the new token when this process is the only writer (an embedded Chroma), and those
-        with `snapshot_after` items not in their snapshot, or whose snapshot kept no token, get it
-        rewritten (the saves started)."""
-        tokens = self._tokens
-        if tokens is None or self._pool.closed:
-            return []
-        try:
-            settled = await self._pool.run(_settle_and_refresh, tokens, idle_s)
-        except StoreUnavailable as exc:
-            log.warning("semantic memory: cannot settle write tokens in %s: %s", self.where, exc)
-            settled = {}
-        saves = []
-        for user_id, token in settled.items():
-            entry = self._cache.peek(user_id)
-            if entry is None:
-                continue
-            if self._sole_writer:
-                entry.token = token
-            behind = entry.unsaved >= self._snapshot_after  # what the writes left out of the snapshot
-            if behind or (user_id in self._tokenless and entry.live >= self._snapshot_after):
-                saves.append(self._snapshot_later(user_id, entry))
-        if tokens.sessions():
-            self._settle_soon()
-        return saves
-
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
         items, matrix = self._store.get_with_embeddings(where=None, ids=ids)
@@ -569,76 +513,6 @@ class UserMemory:
         if mine:
             with entry.lock:
                 entry.append([items[n] for n in mine], matrix[mine])
-
-    async def _user_items(self, user_id: str) -> UserItems:
-        """The user's items: from the cache when there, else read from Chroma (and cached
-        unless a write of that user ended while it was read)."""
-        await self._sync()
-        entry = self._cache.get(user_id)
-        if entry is not None:
-            return entry
-        version = self._versions.of(user_id)
-        entry, snapshot_generation = await self._pool.run(self._load, user_id, version)
-        if self._versions.of(user_id) == version and not self._pool.closed:
-            self._free_later(self._cache.put(user_id, entry))
-            if snapshot_generation is not None:
-                self._snapshot_later(user_id, entry, snapshot_generation)
-        return entry
-
-    async def _sync(self) -> None:
-        """Apply what other processes wrote since the last poll of the change feed (at most one
-        poll per feed interval; a feed that cannot be read is retried at the next interval)."""
-        feed = self._feed
-        if feed is None or time.monotonic() < self._next_poll:
-            return
-        self._polling = self._polling or asyncio.Lock()
-        async with self._polling:
-            if time.monotonic() < self._next_poll:
-                return
-            self._next_poll = time.monotonic() + feed.interval_s
-            try:
-                changes = await self._pool.run(feed.poll)
-            except StoreUnavailable as exc:
-                log.warning("semantic memory: cannot read the change feed of %s: %s", self.where, exc)
-                return
-            if changes is None:
-                log.warning("semantic memory: change feed of %s unread for too long; cache dropped", self.where)
-                self._cache.clear()
-                return
-            touched: dict[str, list[Change]] = {}
-            erased = {change.user_id for change in changes if change.op != "add"}
-            if erased and self._snapshots is not None:
-                snapshots = self._snapshots
-                await self._pool.run(lambda: [snapshots.drop(user_id) for user_id in erased])
-            for change in changes:
-                self._versions.bump(change.user_id)
-                if self._cache.peek(change.user_id) is not None:
-                    touched.setdefault(change.user_id, []).append(change)
-            for user_id, user_changes in touched.items():
-                entry = self._cache.peek(user_id)
-                if entry is None:
-                    continue
-                try:
-                    await self._pool.run(self._apply, user_id, entry, user_changes)
-                except StoreUnavailable:
-                    self._cache.drop(user_id)
-                    raise
-                if user_id in erased:
-                    self._snapshot_later(user_id, entry)
-            self._free_later(self._cache.resized(touched))
-
-    def _apply(self, user_id: str, entry: UserItems, changes: list[Change]) -> None:
-        """Another process's writes of one cached user, in order (worker thread)."""
-        entry.token = None
-        for change in changes:
-            if change.op == "add":
-                self._fetch(user_id, entry, change.item_ids)
-            elif change.op == "delete":
-                with entry.lock:
-                    entry.remove(change.item_ids)
-            else:
-                with entry.lock:
-                    entry.remove_scope(change.scope)
 
     async def _embed_query(self, text: str, laps: Laps) -> np.ndarray:
         if (vector := self._recent_vectors.get(text)) is not None:
@@ -766,41 +640,38 @@ class UserMemory:
         return out
 
     # -- forgetting ----------------------------------------------------------------------
+    # -- forgetting ----------------------------------------------------------------------
 
     async def _forgotten(self, user_id: str, remove: Callable[[UserItems], object],
                          erase: Callable[[], T]) -> T:
-        """Run `erase` (the store's delete); then the user's cached items drop the same rows
-        (`remove`), or the whole entry goes when the store failed part-way. The user's snapshot
-        is removed before and after `erase` (and rewritten from the cached items, if any)."""
+        """Run `erase` (the store's delete) between the user's version bumps; then the user's
+        cached items drop the same rows (`remove`), or the whole entry goes when the store
+        failed part-way. The user's snapshot is removed before and after `erase` (and
+        rewritten from the cached items, if any)."""
         snapshots = self._snapshots
 
-        def erased() -> T:
+        def erased() -> tuple[T, Written]:
             if snapshots is not None:
                 snapshots.drop(user_id)
             try:
-                return erase()
+                return self._versions.write([user_id], erase)
             finally:
                 if snapshots is not None:
                     snapshots.drop(user_id)
 
-        hold = await self._begin_writes([user_id])
         try:
-            result = await self._pool.run_held(hold, erased)
+            result, written = await self._pool.run(erased)
+            async with self._user_lock(user_id):
+                entry = self._cache.peek(user_id)
+                if entry is not None:
+                    def locked() -> None:
+                        with entry.lock:
+                            remove(entry)
+                            entry.store_version = written.claim(user_id, entry.store_version)
+                    await self._pool.run(locked)
         except BaseException:
-            self._end_writes(hold)
-            self._versions.bump(user_id)
             self._cache.drop(user_id)
             raise
-        self._versions.bump(user_id)
-        entry = self._cache.peek(user_id)
-        try:
-            if entry is not None:
-                def locked() -> None:
-                    with entry.lock:
-                        remove(entry)
-                await self._pool.run_held(hold, locked)
-        finally:
-            self._end_writes(hold)
         if entry is not None:
             self._snapshot_later(user_id, entry)
         return result
@@ -814,8 +685,6 @@ class UserMemory:
         def delete() -> bool:
             found = self._store.get(where={"user_id": user_id}, ids=[item_id])
             self._store.delete([it.id for it in found])
-            if found and self._feed is not None:
-                self._feed.publish(user_id, "delete", [item_id])
             return bool(found)
 
         return await self._forgotten(user_id, lambda entry: entry.remove([item_id]), delete)
@@ -829,29 +698,17 @@ class UserMemory:
             ids = [it.id for it in self._store.get(where=_where(user_id, scope))]
             for start in range(0, len(ids), self._batch):
                 self._store.delete(ids[start:start + self._batch])
-            if self._feed is not None:
-                self._feed.publish(user_id, "forget", scope=scope)
             return len(ids)
 
         return await self._forgotten(user_id, lambda entry: entry.remove_scope(scope), forget)
 
 
-def _settle_and_refresh(tokens: WriteTokens, idle_s: float) -> dict[str, str]:
-    try:
-        return tokens.settle_idle(idle_s)
-    finally:
-        tokens.refresh()  # the marks of writes still running, or not settled yet
+@dataclass(slots=True)
+class _UserLock:
+    """The asyncio lock of one user, and how many readers and writers hold or wait for it."""
 
-
-def _append_all(updates: list[tuple[str, UserItems, list[Row], list[int]]], batches: list[np.ndarray]) -> None:
-    """Each cached writer's new rows (at `positions` of the written `rows`) into its items, with
-    their vectors from the written batches (on a worker thread: a bulk write's vectors are
-    megabytes to join and copy, which held the event loop when done there)."""
-    matrix = np.vstack(batches)
-    for _, entry, rows, positions in updates:
-        items = [StoredItem(rows[n][0], rows[n][1], rows[n][3]) for n in positions]
-        with entry.lock:
-            entry.append(items, matrix[positions])
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
 
 
 def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | None = None,
@@ -861,7 +718,6 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
                      op_timeout_s: float = 30.0, http_timeout_s: float = 10.0,
                      cache_bytes: int | None = None, preload: bool = True,
                      ranking_config: ranking.RankingConfig | None = None,
-                     share_changes: bool | None = None, feed_interval_s: float = 1.0,
                      snapshot_dir: str | os.PathLike[str] | None = None, snapshots: bool = True,
                      snapshot_after: int = SNAPSHOT_AFTER, chroma_process: bool | None = None) -> UserMemory:
     """**contract** Open the per-user semantic memory.
@@ -872,9 +728,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     with `preload` a local model starts loading in the background now. `clock` returns
     epoch seconds (for tests and evaluations of time questions). `ranking_config` is the
     ranking every search uses (default `ranking.DEFAULT_CONFIG`). `cache_bytes` bounds the
-    users' items held in this process (default `settings.memory_cache_bytes`, else 512 MiB). `share_changes` (default: on with a server) records
-    and polls the change feed every `feed_interval_s`, so that processes sharing the server
-    see each other's writes. With `snapshots`, users' items are also kept in per-user files
+    users' items held in this process (default `settings.memory_cache_bytes`, else 512 MiB). With `snapshots`, users' items are also kept in per-user files
     (`memory.semantic.snapshot`) under `snapshot_dir` (default: beside the Chroma folder, `<path>-snapshots`;
     none with a server unless `path` or `settings` name a folder), rewritten once
     `snapshot_after` of a user's items are not in the file. `chroma_process` runs an embedded
@@ -907,9 +761,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
         store = ChromaProcess.open(call_timeout_s=op_timeout_s, **options)
     else:
         store = ChromaStore.open(**options)
-    shared = bool(host) if share_changes is None else share_changes
-    feed = ChangeFeed(store.log(FEED_SUFFIX), interval_s=feed_interval_s) if shared else None
-    tokens = WriteTokens(store.log(TOKEN_SUFFIX))
+    versions = VersionRecords(store.log(VERSION_SUFFIX))
     folder = snapshot_dir if snapshot_dir is not None else (
         Path(path).with_name(Path(path).name + "-snapshots") if path is not None else None)
     kept = None
@@ -918,8 +770,7 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
             kept = Snapshots(Path(folder) / collection, embedder=embedder.name)
         except OSError as exc:
             raise StoreUnavailable(f"snapshot folder {str(folder)!r} cannot be used: {exc}") from exc
-    return UserMemory(store, embedder, search_mode=search_mode, clock=clock, op_timeout_s=op_timeout_s,
-                      cache_bytes=DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes,
-                      owns_embedder=owns, preload=preload,
-                      ranking_config=ranking_config, feed=feed, snapshots=kept, snapshot_after=snapshot_after,
-                      tokens=tokens, sole_writer=not host)
+    return UserMemory(store, embedder, versions=versions, search_mode=search_mode, clock=clock,
+                      op_timeout_s=op_timeout_s, cache_bytes=DEFAULT_CACHE_BYTES if cache_bytes is None else cache_bytes,
+                      owns_embedder=owns, preload=preload, ranking_config=ranking_config, snapshots=kept,
+                      snapshot_after=snapshot_after)

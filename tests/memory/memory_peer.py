@@ -1,9 +1,9 @@
 """Another bot process for the two-process tests: a UserMemory on a Chroma server, driven by stdin.
 
-    python -m tests.memory.memory_peer HOST PORT FEED_INTERVAL_S
+    python -m tests.memory.memory_peer HOST PORT
 
-Reads one JSON command per line ({"op": "add" | "search" | "forget" | "list", "collection",
-"user", "text", "scope"}) and answers each with one JSON line: {"ok": result} or
+Reads one JSON command per line ({"op": "add" | "search" | "list" | "delete" | "forget",
+"collection", "user", "text" (the query, or the id to delete), "scope"}) and answers each with one JSON line: {"ok": result} or
 {"error": message}. It opens one memory per collection on first use, with the offline model.
 """
 
@@ -17,7 +17,7 @@ from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory
 
 
-async def serve(host: str, port: int, interval_s: float) -> None:
+async def serve(host: str, port: int) -> None:
     embedder = LocalEmbedder()
     embedder.load()
     memories: dict[str, UserMemory] = {}
@@ -27,8 +27,7 @@ async def serve(host: str, port: int, interval_s: float) -> None:
         command = json.loads(line)
         name = command["collection"]
         if name not in memories:
-            memories[name] = open_user_memory(host=host, port=port, embedder=embedder, collection=name,
-                                              feed_interval_s=interval_s)
+            memories[name] = open_user_memory(host=host, port=port, embedder=embedder, collection=name)
         memory = memories[name]
         user, scope = command["user"], command.get("scope")
         try:
@@ -38,6 +37,8 @@ async def serve(host: str, port: int, interval_s: float) -> None:
                 result = [h.text for h in await memory.search(user, command["text"], k=10, scope=scope)]
             elif command["op"] == "list":
                 result = [h.text for h in await memory.list(user, scope)]
+            elif command["op"] == "delete":
+                result = await memory.delete(user, command["text"])
             else:
                 result = await memory.forget(user, scope)
             print(json.dumps({"ok": result}), flush=True)
@@ -48,4 +49,4 @@ async def serve(host: str, port: int, interval_s: float) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])))
+    asyncio.run(serve(sys.argv[1], int(sys.argv[2])))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -71,15 +72,12 @@ async def test_two_processes_share_one_server(chroma_server: ChromaServer, local
         await reader.close()
 
 
-FEED_S = 0.2  # the feed interval of these tests; the default is 1 s
-
-
 class Peer:
     """Another OS process with its own UserMemory on the same server (tests.memory.memory_peer)."""
 
     def __init__(self, server: ChromaServer) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.memory.memory_peer", server.host, str(server.port), str(FEED_S)],
+            [sys.executable, "-m", "tests.memory.memory_peer", server.host, str(server.port)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
         assert self.ask_line() == "ready"
 
@@ -116,29 +114,28 @@ def peer(chroma_server: ChromaServer) -> Iterator[Peer]:
 @pytest.fixture
 async def here(chroma_server: ChromaServer, local_embedder: LocalEmbedder,
                request: pytest.FixtureRequest) -> AsyncIterator[UserMemory]:
-    """This process's memory on the server, polling the change feed every FEED_S."""
+    """This process's memory on the server, in the test's own collection."""
     mem = open_user_memory(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
-                           collection=_collection(request), feed_interval_s=FEED_S)
+                           collection=_collection(request))
     yield mem
     await mem.close()
 
 
 def _collection(request: pytest.FixtureRequest) -> str:
-    return "p-" + request.node.name.replace("_", "-")[:50]
+    return "p-" + request.node.name.replace("_", "-")[:50].rstrip("-")
 
 
-async def test_an_item_another_process_adds_is_found_one_feed_interval_later(
+async def test_an_item_another_process_adds_is_found_by_the_next_search_at_once(
         here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
     await here.add(ALICE, "I grow tomatoes on the balcony", scope="dm")
     assert len(await here.search(ALICE, "vegetables I grow", scope="dm")) == 1  # Alice is now cached here
 
     await peer.ask("add", _collection(request), ALICE, "I switched from Vim to Helix", "dm")
-    await asyncio.sleep(FEED_S)
 
     assert "I switched from Vim to Helix" in [h.text for h in await here.search(ALICE, "text editor", scope="dm")]
 
 
-async def test_a_forget_in_another_process_is_honoured_one_feed_interval_later(
+async def test_a_forget_in_another_process_is_honoured_by_the_next_search_at_once(
         here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
     await here.add(ALICE, "my locker code is 4412", scope=GUILD)
     await here.add(ALICE, "a secret diary entry", scope="dm")
@@ -146,13 +143,24 @@ async def test_a_forget_in_another_process_is_honoured_one_feed_interval_later(
     assert len(await here.search(ALICE, "locker code", k=10)) == 2
 
     assert await peer.ask("forget", _collection(request), ALICE, scope=GUILD) == 1
-    await asyncio.sleep(FEED_S)
 
     assert [h.text for h in await here.search(ALICE, "locker code", k=10)] == ["a secret diary entry"]
     assert [h.text for h in await here.search(BOB, "locker code", k=10)] == ["my locker code is 9031"]
 
 
-async def test_this_processs_writes_reach_a_peer_that_had_the_user_cached(
+async def test_a_delete_in_another_process_is_honoured_by_the_next_list_at_once(
+        here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
+    kept = await here.add(ALICE, "kombucha with ginger", scope="dm")
+    gone = await here.add(ALICE, "kombucha with lemon", scope="dm")
+    assert len(await here.list(ALICE)) == 2
+
+    assert await peer.ask("delete", _collection(request), ALICE, gone) is True
+
+    assert [h.id for h in await here.list(ALICE)] == [kept]
+    assert [h.id for h in await here.search(ALICE, "kombucha lemon", k=10)] == [kept]
+
+
+async def test_this_processs_writes_reach_a_peer_that_had_the_user_cached_at_once(
         here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
     collection = _collection(request)
     first = await here.add(ALICE, "I brew kombucha at home", scope="dm")
@@ -160,22 +168,35 @@ async def test_this_processs_writes_reach_a_peer_that_had_the_user_cached(
 
     await here.add(ALICE, "my kombucha scoby died", scope="dm")
     await here.delete(ALICE, first)
-    await asyncio.sleep(FEED_S)
 
     assert await peer.ask("list", collection, ALICE, scope="dm") == ["my kombucha scoby died"]
+
+
+async def test_writes_of_both_processes_interleaved_leave_both_with_every_item(
+        here: UserMemory, peer: Peer, request: pytest.FixtureRequest) -> None:
+    collection = _collection(request)
+    await here.search(ALICE, "hives", scope="dm")  # cached (empty) in both
+    await peer.ask("search", collection, ALICE, "hives", "dm")
+
+    for n in range(4):
+        await asyncio.gather(here.add(ALICE, f"hive {n} from here", scope="dm"),
+                             peer.ask("add", collection, ALICE, f"hive {n} from the peer", "dm"))
+
+    expected = sorted([f"hive {n} from here" for n in range(4)] + [f"hive {n} from the peer" for n in range(4)])
+    assert sorted(h.text for h in await here.list(ALICE, "dm")) == expected
+    assert sorted(await peer.ask("list", collection, ALICE, scope="dm")) == expected  # type: ignore[arg-type]
 
 
 async def test_a_delete_by_one_memory_object_is_honoured_by_another_on_the_server(
         chroma_server: ChromaServer, local_embedder: LocalEmbedder) -> None:
     options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
-                   collection="feed-delete", search_mode="keyword", feed_interval_s=FEED_S)
+                   collection="two-objects-delete", search_mode="keyword")
     async with open_user_memory(**options) as writer, open_user_memory(**options) as reader:
         kept = await writer.add(ALICE, "kombucha with ginger", scope="dm")
         gone = await writer.add(ALICE, "kombucha with lemon", scope="dm")
         assert len(await reader.search(ALICE, "kombucha", scope="dm")) == 2
 
         assert await writer.delete(ALICE, gone)
-        await asyncio.sleep(FEED_S)
 
         assert [h.id for h in await reader.search(ALICE, "kombucha", scope="dm")] == [kept]
 
@@ -189,7 +210,7 @@ def test_a_server_that_is_down_at_start_up_is_unavailable_naming_host_and_port(
 
 
 async def test_a_search_of_a_cached_user_is_answered_while_the_server_is_away(
-        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+        tmp_path: Path, local_embedder: LocalEmbedder, caplog: pytest.LogCaptureFixture) -> None:
     server = ChromaServer(tmp_path / "away").start()
     mem = open_user_memory(host=server.host, port=server.port, embedder=local_embedder)
     try:
@@ -198,7 +219,10 @@ async def test_a_search_of_a_cached_user_is_answered_while_the_server_is_away(
 
         server.kill()
 
-        assert [h.text for h in await mem.search(ALICE, "bees", scope=GUILD)] == ["I keep bees on the roof"]
+        with caplog.at_level(logging.WARNING, logger="memory.semantic.user_memory"):
+            assert [h.text for h in await mem.search(ALICE, "bees", scope=GUILD)] == ["I keep bees on the roof"]
+        [warning] = [r for r in caplog.records if r.name == "memory.semantic.user_memory"]
+        assert "answered from this process's copy" in warning.getMessage() and server.host in warning.getMessage()
     finally:
         await mem.close()
         server.stop()
@@ -286,13 +310,13 @@ async def test_a_server_snapshot_is_trusted_until_a_peer_process_writes(
         request: pytest.FixtureRequest) -> None:
     collection = _collection(request)
     options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder, collection=collection,
-                   feed_interval_s=FEED_S, snapshot_dir=tmp_path / "snapshots", snapshot_after=1)
+                   snapshot_dir=tmp_path / "snapshots", snapshot_after=1)
     async with open_user_memory(**options) as mem:
         await mem.add_many([(ALICE, f"my hive number {n} is on the roof", None, "dm") for n in range(5)])
         await mem.search(ALICE, "hive", scope="dm")
-    async with open_user_memory(**options) as mem:  # nothing written since: the token is current
+    async with open_user_memory(**options) as mem:  # nothing written since: the version is current
         assert len(await mem.search(ALICE, "hive", k=10, scope="dm")) == 5
-        assert mem.last_load is not None and mem.last_load.route == "token"
+        assert mem.last_load is not None and mem.last_load.route == "version"
 
     await peer.ask("add", collection, ALICE, "a swarm left hive number 2", "dm")
     async with open_user_memory(**options) as mem:
@@ -301,20 +325,19 @@ async def test_a_server_snapshot_is_trusted_until_a_peer_process_writes(
     assert "a swarm left hive number 2" in texts and len(texts) == 6
 
 
-async def test_a_server_snapshot_without_the_feed_is_checked_against_another_writers_add(
+async def test_a_server_snapshot_is_checked_against_an_add_another_writer_made_while_this_one_had_the_user(
         chroma_server: ChromaServer, local_embedder: LocalEmbedder, tmp_path: Path,
         request: pytest.FixtureRequest) -> None:
     options = dict(host=chroma_server.host, port=chroma_server.port, embedder=local_embedder,
-                   collection=_collection(request), share_changes=False, snapshot_dir=tmp_path / "snapshots",
-                   snapshot_after=1)
+                   collection=_collection(request), snapshot_dir=tmp_path / "snapshots", snapshot_after=1)
     async with open_user_memory(**options) as first:
         await first.add(ALICE, "my hive is on the roof", scope="dm")
-        await first.search(ALICE, "hive", scope="dm")  # cached here; this process sees no feed
+        await first.search(ALICE, "hive", scope="dm")  # cached here, and not searched again
         async with open_user_memory(**options) as other:
             await other.add(ALICE, "a swarm left the hive", scope="dm")
         await first.add(ALICE, "the hive got a new queen", scope="dm")
-    # closing `first` settled its writes and wrote a snapshot of what it had cached
+    # closing `first` wrote a snapshot of what it had cached, which lacks the other's item
     async with open_user_memory(**options) as later:
         texts = {h.text for h in await later.search(ALICE, "hive", k=10, scope="dm")}
-        assert later.last_load is not None and later.last_load.route != "token"
+        assert later.last_load is not None and later.last_load.route == "ids"
     assert texts == {"my hive is on the roof", "a swarm left the hive", "the hive got a new queen"}

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from memory.semantic.chroma_backend import StoredItem
-from memory.semantic import user_memory as semantic
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.semantic.snapshot import WRITE_BYTES, Snapshots, write_npz
@@ -122,8 +121,7 @@ def saved_ids(path: Path) -> int:
 
 
 async def test_while_a_users_writes_go_on_her_snapshot_waits_for_a_quarter_of_her_items_to_be_new(
-        tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semantic, "SETTLE_AFTER_S", 60.0)  # her writes never settle in this test
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     path = tmp_path / "chroma"
     async with open_user_memory(str(path), embedder=local_embedder, snapshot_after=10) as mem:
         await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[:40]])
@@ -140,9 +138,8 @@ async def test_while_a_users_writes_go_on_her_snapshot_waits_for_a_quarter_of_he
         assert saved_ids(path) == 60
 
 
-async def test_a_snapshot_left_behind_by_writes_is_rewritten_once_they_settle_and_then_trusted(
-        tmp_path: Path, local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semantic, "SETTLE_AFTER_S", 0.3)
+async def test_a_snapshot_left_behind_by_writes_is_rewritten_on_close_and_then_used_as_it_is(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     path = tmp_path / "chroma"
     async with open_user_memory(str(path), embedder=local_embedder, snapshot_after=10) as mem:
         await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[:40]])
@@ -151,14 +148,12 @@ async def test_a_snapshot_left_behind_by_writes_is_rewritten_once_they_settle_an
         await mem.add_many([(ALICE, t, None, GUILD) for t in GARDEN[40:50]])
         await saves_done(mem)
         assert saved_ids(path) == 40  # left behind while she writes
-
-        await asyncio.sleep(1.0)  # no write for longer than SETTLE_AFTER_S
-        await saves_done(mem)
-        assert saved_ids(path) == 50
+    assert saved_ids(path) == 50  # closing wrote what the writes left out
 
     async with open_user_memory(str(path), embedder=local_embedder, snapshot_after=10) as again:
         found = await again.search(ALICE, "tomatoes in bed 3", k=60)
-        assert again.last_load is not None and again.last_load.route == "token"  # the file as it is
+        assert again.last_load is not None and again.last_load.route == "version"  # the file as it is
+        assert again.last_load.ids_ms == 0.0
         assert sorted(h.text for h in found) == sorted(GARDEN[:50])
 
 
