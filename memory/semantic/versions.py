@@ -1,7 +1,8 @@
 """Per-user version records: whether a user's items in Chroma may have changed, in one read.
 
 One small record per user, in a sibling collection `<collection>__versions` of the same Chroma
-(folder or server), named by a hash of the user id; its metadata holds a random `version`.
+(folder or server), named by a hash of the user id (the id itself is not stored); its
+metadata holds a random `version`.
 Every write of a user's items (`write`: an add, delete or forget of `memory.semantic`) puts a
 new *dirty* value ("w:" and random) BEFORE it touches the items and a new *clean* value AFTER
 they are written, on the worker thread that wrote them: a write whose caller gave up waiting
@@ -92,17 +93,16 @@ class VersionRecords:
 
     def read(self, user_ids: Iterable[str]) -> dict[str, str | None]:
         """Each user's value now (None: no write of theirs since the records began)."""
-        users = sorted(set(user_ids))
-        found = self._store.get(where={}, ids=[_record_id(u) for u in users])
-        values = {r.metadata.get("user_id"): r.metadata.get("version") for r in found}
-        return {u: str(values[u]) if values.get(u) else None for u in users}
+        named = {_record_id(u): u for u in set(user_ids)}
+        values = {r.id: r.metadata.get("version") for r in self._store.get(where={}, ids=list(named))}
+        return {u: str(values[rid]) if values.get(rid) else None for rid, u in named.items()}
 
     def bump(self, user_ids: Iterable[str], *, dirty: bool) -> dict[str, str]:
         """Put a new value for each user (dirty: a write is about to touch their items)."""
         users = sorted(set(user_ids))
         values = {u: (DIRTY if dirty else "") + uuid.uuid4().hex for u in users}
         self._store.upsert([_record_id(u) for u in users], [""] * len(users),
-                           [{"user_id": u, "version": values[u]} for u in users])
+                           [{"version": values[u]} for u in users])
         return values
 
     def write(self, user_ids: Iterable[str], change: Callable[[], T]) -> tuple[T, Written]:

@@ -121,7 +121,7 @@ async def test_a_short_reply_to_another_person_is_found_by_their_words_that_it_d
               for got in [chroma.get_collection(c.name).get(where={"user_id": ALICE},
                                                            include=["documents", "metadatas"])]
               for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True)]
-    assert {doc for doc, _ in alices if doc} == {"yes, me!", "Great, enjoy it tonight!"}  # "": a write token
+    assert {doc for doc, _ in alices if doc} == {"yes, me!", "Great, enjoy it tonight!"}
     assert not [meta for _, meta in alices if "Rex" in repr(meta) or "Dune" in repr(meta)]
 
 
