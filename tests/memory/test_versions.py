@@ -356,18 +356,26 @@ async def until(check: Callable[[], Awaitable[bool]], seconds: float = 20.0) -> 
     return False
 
 
+async def found_while_a_write_outlives_its_caller(mem: UserMemory, call: str, write: Awaitable[object]) -> set[str]:
+    """What a search finds while `write`, its store `call` held past the op timeout, has failed for
+    its caller and still runs on its thread (let go afterwards)."""
+    held = HeldCall(mem, call)
+    try:
+        with pytest.raises(StoreUnavailable):
+            await write
+        return await texts_found(mem)
+    finally:
+        held.release()
+
+
 async def test_an_add_that_timed_out_but_landed_is_found_by_later_searches_and_after_a_restart(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     path = tmp_path / "chroma"
     async with opened(path, local_embedder, op_timeout_s=1.0) as mem:
         await mem.add(ALICE, "bees one", scope=GUILD)
-        held = HeldCall(mem, "add")
-        try:
-            with pytest.raises(StoreUnavailable):
-                await mem.add(ALICE, "bees that were late", scope=GUILD)
-            assert "bees that were late" not in await texts_found(mem)  # loaded while it still writes
-        finally:
-            held.release()
+        meanwhile = await found_while_a_write_outlives_its_caller(
+            mem, "add", mem.add(ALICE, "bees that were late", scope=GUILD))
+        assert "bees that were late" not in meanwhile  # loaded while it still writes
 
         async def found() -> bool:
             return "bees that were late" in await texts_found(mem)
@@ -383,13 +391,8 @@ async def test_a_forget_that_timed_out_but_landed_stays_forgotten_in_later_searc
     path = tmp_path / "chroma"
     async with opened(path, local_embedder, op_timeout_s=1.0) as mem:
         await mem.add(ALICE, "bees secret", scope=GUILD)
-        held = HeldCall(mem, "delete")
-        try:
-            with pytest.raises(StoreUnavailable):
-                await mem.forget(ALICE)
-            assert "bees secret" in await texts_found(mem)  # loaded before the delete landed
-        finally:
-            held.release()
+        meanwhile = await found_while_a_write_outlives_its_caller(mem, "delete", mem.forget(ALICE))
+        assert "bees secret" in meanwhile  # loaded before the delete landed
 
         async def gone() -> bool:
             return "bees secret" not in await texts_found(mem)
