@@ -2,18 +2,18 @@
 
 One small record per user, in a sibling collection `<collection>__versions` of the same Chroma
 (folder or server), named by a hash of the user id (the id itself is not stored); its
-metadata holds a random `version`.
-Every write of a user's items (`write`: an add, delete or forget of `memory.semantic`) puts a
-new *dirty* value ("w:" and random) BEFORE it touches the items and a new *clean* value AFTER
-they are written, on the worker thread that wrote them: a write whose caller gave up waiting
-still bumps the value once it has landed.
+metadata holds a random `version`. Every write of a user's items (`write`: an add, delete or
+forget of `memory.semantic`) puts a new *dirty* value ("w:" and random) BEFORE it touches the
+items and a new *clean* value AFTER they are written, on the worker thread that wrote them: a
+write whose caller gave up waiting still bumps the value once it has landed.
 
 A reader reads the record FIRST and the user's ids only when the value differs from the one its
 copy of the items (a cache entry, a snapshot) was made under; it keeps the value it read first,
 and only a clean one (`current`). So a copy kept under a value that is still the record's holds
-every write that ended before that value was read, and no write was running then; a write that
-ended since has changed the value. A writer that dies mid-write leaves a dirty value: every
-reader checks ids until the user's next write. Values are never reused.
+every write that ended before that value was read; a write that ended since has changed the
+value. A writer that dies mid-write leaves a dirty value (unless another write of the same
+user put a clean one after it): every reader checks ids until the user's next write. Values
+are never reused.
 
 What one record cannot say, having no compare-and-set: a process that writes a user takes in
 its own items and the clean value it put, as current, only when the value read just before its
