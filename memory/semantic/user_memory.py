@@ -537,12 +537,12 @@ class UserMemory:
     async def _prepared(self, user_id: str, plan: ranking.QueryPlan, search_text: str, scope: str | None,
                         laps: Laps) -> tuple[UserItems, Prepared]:
         """The user's items, and the part of the search that needs no query vector
-        (`memory.semantic.search.prepare`), timed into `laps` (run beside the query's embedding)."""
-        entry = await self._user_items(user_id)
-        submitted = laps.lap("items")
+        (`memory.semantic.search.prepare`), timed into `laps` (run beside the query's embedding).
+        A cached user's items are prepared while their version is read: when that read finds
+        another process's writes, the check changes their rows and `finish` prepares again."""
         mode = self.search_mode
 
-        def prepared() -> tuple[Prepared, float]:
+        def prepared(entry: UserItems, submitted: float) -> tuple[Prepared, float]:
             inner = Laps()
             laps.between("prepare queue", submitted, inner.skip())
             with entry.lock:
@@ -551,7 +551,22 @@ class UserMemory:
             laps.parts.update(inner.parts)
             return found, time.perf_counter()
 
-        found, ended = await self._pool.run(prepared)
+        cached = self._cache.peek(user_id)
+        if cached is None:
+            entry = await self._user_items(user_id)
+            found, ended = await self._pool.run(prepared, entry, laps.lap("items"))
+        else:
+            checked, early = await asyncio.gather(self._user_items(user_id),
+                                                  self._pool.run(prepared, cached, laps.skip()),
+                                                  return_exceptions=True)
+            if isinstance(checked, BaseException):
+                raise checked
+            if isinstance(early, BaseException):
+                raise early
+            entry, (found, ended) = checked, early
+            laps.lap("items")
+            if entry is not cached:  # evicted and loaded again meanwhile
+                found, ended = await self._pool.run(prepared, entry, time.perf_counter())
         laps.between("prepare handoff", ended, time.perf_counter())
         return entry, found
 
