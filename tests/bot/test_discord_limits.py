@@ -90,6 +90,10 @@ async def test_manage_messages_where_trace_is_run_does_not_open_an_answer_of_a_c
     running = await run_bot()
     asked = await world.dc.user_says(world.general, world.alice, "plan?", mention_bot=True)
     answered = await answer(world, asked)
+    for _ in range(150):  # the turn is stored (memory, then its trace) after the answer is sent
+        if await running.services.traces.trace_for_message(str(answered.id)) is not None:
+            break
+        await asyncio.sleep(0.1)
     world.dc.deny_in_channel(world.general, world.roles["moderators"], p.MANAGE_MESSAGES)
     general = running.bot.get_channel(int(world.general))
     await world.dc.wait_for(lambda: general.overwrites, timeout=15)  # the CHANNEL_UPDATE reached the cache
