@@ -4,7 +4,7 @@ Embedded Chroma's bindings hold the GIL while they add a batch or convert a page
 so a worker thread running them stalls the event loop for that long (docs/decisions/0011-chroma-worker-process.md). `ChromaProcess` runs a `ChromaStore` of an embedded folder in a child process
 (multiprocessing "spawn": no threads or torch state are forked) and forwards each call over a
 pipe; only pickled lists and arrays cross it, and this process only unpickles them. It has
-the methods of `ChromaStore` that `memory.semantic` and `memory.semantic.change_feed` use.
+the methods of `ChromaStore` that `memory.semantic` and `memory.semantic.versions` use.
 
 - The program's main module must guard its start with `if __name__ == "__main__":`, as for
   any multiprocessing "spawn" child (`python -m bot`, the benches and pytest do).
@@ -221,9 +221,6 @@ class ChromaProcess:
 
     def delete(self, ids: Sequence[str]) -> None:
         self._child.call(self._key, "delete", list(ids))
-
-    def delete_where(self, where: Mapping[str, Any]) -> None:
-        self._child.call(self._key, "delete_where", dict(where))
 
     def max_batch_size(self) -> int:
         return int(self._child.call(self._key, "max_batch_size"))
