@@ -132,9 +132,9 @@ class Snapshots:
         finally:
             Path(tmp).unlink(missing_ok=True)
 
-    def load(self, user_id: str, version: int) -> tuple[UserItems, str | None] | None:
-        """The user's snapshot as UserItems (`version` given) and the store version kept with
-        it (None: unknown), or None when there is none or it cannot be used (then it is removed)."""
+    def load(self, user_id: str) -> tuple[UserItems, str | None] | None:
+        """The user's snapshot as UserItems and the store version kept with it (None: unknown),
+        or None when there is none or it cannot be used (then it is removed)."""
         path = self.path(user_id)
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -143,7 +143,7 @@ class Snapshots:
                     raise ValueError("written by other code, or for another user or model")
                 kept = str(data["version"]) or None
                 columns = {name[2:]: data[name] for name in data.files if name.startswith("c_")}
-            return UserItems.from_columns(version, columns), kept
+            return UserItems.from_columns(columns), kept
         except FileNotFoundError:
             return None
         except (OSError, ValueError, TypeError, KeyError, EOFError, zipfile.BadZipFile) as exc:

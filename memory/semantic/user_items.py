@@ -115,8 +115,7 @@ UNREAD = -2  # UserItems._who of a row whose metadata was not read yet
 class UserItems:
     """A user's items: rows of ids, texts, metadata, vectors, times and scopes, plus BM25."""
 
-    def __init__(self, version: int) -> None:
-        self.version = version
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.ids: list[str] = []
         self.items: list[StoredItem] = []
@@ -142,7 +141,7 @@ class UserItems:
         self.store_version: str | None = None
 
     @classmethod
-    def from_columns(cls, version: int, columns: Mapping[str, np.ndarray]) -> UserItems:
+    def from_columns(cls, columns: Mapping[str, np.ndarray]) -> UserItems:
         """Items as `columns()` gave them (nothing is re-indexed). ValueError (or KeyError,
         TypeError) when the arrays do not fit."""
         ids = _listed(np.asarray(columns["ids"], dtype=str))
@@ -161,7 +160,7 @@ class UserItems:
         keywords = KeywordIndex.from_state({name: columns[f"kw_{name}"] for name in KeywordIndex.STATE})
         if len(keywords) != count:
             raise ValueError("restored items: the keyword index has another number of rows")
-        entry = cls(version)
+        entry = cls()
         texts = [text.decode() for text in _unblob(columns["texts"], columns["text_ends"])]
         metas = _metadata(_unblob(columns["metas"], columns["meta_ends"]))
         if len(texts) != count or len(metas) != count:

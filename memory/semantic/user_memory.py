@@ -451,7 +451,7 @@ class UserMemory:
         snapshots = self._snapshots
         started = time.perf_counter()
         generation = snapshots.generation(user_id) if snapshots is not None else 0
-        kept = snapshots.load(user_id, 0) if snapshots is not None else None
+        kept = snapshots.load(user_id) if snapshots is not None else None
         read_snapshot = time.perf_counter()
         snapshot_ms = 1000 * (read_snapshot - started)
         if kept is not None and current(version) and kept[1] == version:
@@ -459,7 +459,7 @@ class UserMemory:
             entry.store_version = version
             self.last_load = ColdLoad("version", entry.live, version_ms, snapshot_ms, 0.0, 0.0)
             return entry, None
-        entry = UserItems(0) if kept is None else kept[0]
+        entry = UserItems() if kept is None else kept[0]
         gone, fetched, ids_ms = self._reconcile(user_id, entry)
         entry.store_version = version if current(version) else None
         self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live, version_ms, snapshot_ms, ids_ms,

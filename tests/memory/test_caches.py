@@ -12,7 +12,7 @@ from memory.semantic.user_items import UserItems
 
 
 def items_of(count: int, first: int = 0) -> UserItems:
-    entry = UserItems(0)
+    entry = UserItems()
     grow(entry, count, first)
     return entry
 

@@ -29,7 +29,7 @@ def user_items(count: int, seed: int = 3) -> UserItems:
     rng = random.Random(seed)
     vectors = np.random.default_rng(seed).standard_normal((count, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    items = UserItems(0)
+    items = UserItems()
     items.append([StoredItem(f"{rng.getrandbits(64):016x}", " ".join(rng.choices(WORDS, k=rng.randint(1, 6))),
                              {"created_at": NOW - (count - n) * DAY, "scope": "dm" if n % 3 else "guild",
                               "kind": "reply" if n % 2 else "fact" if n % 5 == 0 else "exchange",
@@ -100,7 +100,7 @@ def test_an_empty_scope_or_user_gives_no_rows() -> None:
     plan = ranking.plan_query("gym", NOW)
     assert rank(user_items(20), plan, "gym", None, scope="nowhere", k=5, mode="hybrid", now=NOW,
                 config=ranking.DEFAULT_CONFIG) == []
-    assert rank(UserItems(0), plan, "gym", None, scope=None, k=5, mode="hybrid", now=NOW,
+    assert rank(UserItems(), plan, "gym", None, scope=None, k=5, mode="hybrid", now=NOW,
                 config=ranking.DEFAULT_CONFIG) == []
 
 
@@ -180,19 +180,19 @@ def _who(items: UserItems, rows: np.ndarray) -> tuple[list[str | None], list[boo
 
 
 def test_who_said_a_row_and_whether_it_names_a_date_are_read_as_columns() -> None:
-    items = UserItems(0)
+    items = UserItems()
     items.append([_spoken(n) for n in range(6)], np.eye(6, 4, dtype=np.float32))
     assert _who(items, np.array([4, 0, 5])) == (["Melanie", "Caroline", None], [True, True, False])
     assert _who(items, np.array([], np.int64)) == ([], [])
 
 
 def test_who_and_dated_hold_for_rows_appended_later_and_for_restored_items() -> None:
-    items = UserItems(0)
+    items = UserItems()
     items.append([_spoken(n) for n in range(3)], np.eye(3, 4, dtype=np.float32))
     assert _who(items, np.arange(3))[0] == ["Caroline", "Melanie", None]  # read, then the columns grow
     items.append([_spoken(n) for n in range(3, 40)], np.ones((37, 4), np.float32) / 2)
     expected = ([_spoken(n).metadata.get("speaker") for n in range(40)],
                 [bool(_spoken(n).metadata.get("dates")) for n in range(40)])
     assert _who(items, np.arange(40)) == expected
-    restored = UserItems.from_columns(1, items.columns())
+    restored = UserItems.from_columns(items.columns())
     assert _who(restored, np.arange(40)) == expected

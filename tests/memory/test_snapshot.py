@@ -175,7 +175,7 @@ async def test_a_damaged_snapshot_is_ignored_removed_and_rewritten(tmp_path: Pat
 
 
 def columns(texts: list[str]) -> dict[str, np.ndarray]:
-    entry = UserItems(0)
+    entry = UserItems()
     items = [StoredItem(f"id{n}", t, {"scope": "dm", "user_id": ALICE}) for n, t in enumerate(texts)]
     entry.append(items, np.eye(len(texts), 4, dtype=np.float32))
     return entry.columns()
@@ -195,11 +195,11 @@ def test_a_snapshot_is_not_restored_for_another_user_or_another_model(tmp_path: 
     assert snapshots.save(ALICE, columns(TEXTS[:2]), None, snapshots.generation(ALICE))
     snapshots.path(ALICE).rename(snapshots.path(BOB))  # a file swapped under another user's name
 
-    assert snapshots.load(BOB, 0) is None
+    assert snapshots.load(BOB) is None
     assert snapshots.save(ALICE, columns(TEXTS[:2]), None, snapshots.generation(ALICE))
-    restored = snapshots.load(ALICE, 0)
+    restored = snapshots.load(ALICE)
     assert restored is not None and [restored[0].items[n].text for n in range(2)] == TEXTS[:2]
-    assert Snapshots(tmp_path, embedder="another model").load(ALICE, 0) is None
+    assert Snapshots(tmp_path, embedder="another model").load(ALICE) is None
 
 
 def test_a_snapshot_file_reads_back_as_numpys_own_savez_of_the_same_arrays(tmp_path: Path) -> None:

@@ -17,13 +17,13 @@ ITEMS = [
 
 
 def entry_of(items: list[StoredItem]) -> UserItems:
-    entry = UserItems(0)
+    entry = UserItems()
     entry.append(items, np.eye(len(items), 4, dtype=np.float32))
     return entry
 
 
 def test_rows_restored_from_columns_read_back_as_they_were_stored() -> None:
-    restored = UserItems.from_columns(1, entry_of(ITEMS).columns())
+    restored = UserItems.from_columns(entry_of(ITEMS).columns())
 
     assert [restored.items[n] for n in range(len(ITEMS))] == ITEMS
     assert restored.ids == ["a", "b", "c"] and restored.live == 3
@@ -33,17 +33,17 @@ def test_rows_restored_from_columns_read_back_as_they_were_stored() -> None:
 
 
 def test_rows_appended_after_a_restore_are_kept_and_restored_again_with_the_rest() -> None:
-    restored = UserItems.from_columns(1, entry_of(ITEMS[:2]).columns())
+    restored = UserItems.from_columns(entry_of(ITEMS[:2]).columns())
     restored.append([ITEMS[2]], np.eye(1, 4, dtype=np.float32))
     restored.remove(["a"])
 
-    again = UserItems.from_columns(2, restored.columns())
+    again = UserItems.from_columns(restored.columns())
     assert [again.items[n] for n in range(2)] == ITEMS[1:]
     assert np.array_equal(again.matrix, restored.matrix[1:])
 
 
 def test_no_items_make_empty_columns_and_back() -> None:
-    restored = UserItems.from_columns(0, UserItems(0).columns())
+    restored = UserItems.from_columns(UserItems().columns())
     assert len(restored) == 0 and len(restored.items) == 0
 
 
@@ -52,14 +52,14 @@ def test_text_ends_that_do_not_fit_the_texts_are_refused(ends: list[int]) -> Non
     columns = entry_of(ITEMS).columns()
     columns["text_ends"] = np.array(ends, np.int64)
     with pytest.raises(ValueError):
-        UserItems.from_columns(0, columns)
+        UserItems.from_columns(columns)
 
 
 def test_metadata_that_is_not_an_object_is_refused_when_restored() -> None:
     columns = entry_of(ITEMS[:1]).columns()
     columns["metas"], columns["meta_ends"] = np.frombuffer(b"[1]", np.uint8), np.array([3], np.int64)
     with pytest.raises(ValueError):
-        UserItems.from_columns(0, columns)
+        UserItems.from_columns(columns)
 
 
 @pytest.mark.parametrize("column", ["created", "scope", "reply", "exchange", "matrix"])
@@ -67,14 +67,14 @@ def test_columns_of_different_lengths_are_refused(column: str) -> None:
     columns = entry_of(ITEMS).columns()
     columns[column] = columns[column][:-1]
     with pytest.raises(ValueError):
-        UserItems.from_columns(0, columns)
+        UserItems.from_columns(columns)
 
 
 def test_a_scope_code_out_of_range_is_refused() -> None:
     columns = entry_of(ITEMS).columns()
     columns["scope"] = np.array([0, 1, 7], np.int32)
     with pytest.raises(ValueError):
-        UserItems.from_columns(0, columns)
+        UserItems.from_columns(columns)
 
 
 def numbered(n: int) -> StoredItem:
@@ -83,7 +83,7 @@ def numbered(n: int) -> StoredItem:
 
 
 def test_rows_appended_one_at_a_time_and_in_bulk_read_back_in_order_and_restore_again() -> None:
-    entry = UserItems(0)
+    entry = UserItems()
     expected = [numbered(n) for n in range(1200)]
     for item in expected[:300]:
         entry.append([item], np.ones((1, 4), np.float32))
@@ -92,13 +92,13 @@ def test_rows_appended_one_at_a_time_and_in_bulk_read_back_in_order_and_restore_
     entry.append(expected[1000:], np.ones((200, 4), np.float32))
 
     assert len(entry) == 1200 and entry.items == expected
-    assert UserItems.from_columns(0, entry.columns()).items == expected
+    assert UserItems.from_columns(entry.columns()).items == expected
 
 
 def test_columns_of_more_rows_than_one_copy_takes_keep_every_live_vector_and_id_in_order() -> None:
     count = 3 * _COPY_ROWS + 17  # several copies, the last one short
     vectors = np.random.default_rng(7).standard_normal((count, 4)).astype(np.float32)
-    entry = UserItems(0)
+    entry = UserItems()
     for start in range(0, count, 1000):  # the matrix doubles (and is copied) several times
         chunk = [numbered(n) for n in range(start, min(count, start + 1000))]
         entry.append(chunk, vectors[start:start + len(chunk)])
@@ -113,22 +113,22 @@ def test_columns_of_more_rows_than_one_copy_takes_keep_every_live_vector_and_id_
 
 def test_more_rows_than_one_copy_takes_restore_with_each_id_at_its_own_row() -> None:
     count = 3 * _COPY_ROWS + 17  # the ids are listed and mapped a copy at a time
-    entry = UserItems(0)
+    entry = UserItems()
     entry.append([numbered(n) for n in range(count)], np.ones((count, 4), np.float32))
-    restored = UserItems.from_columns(1, entry.columns())
+    restored = UserItems.from_columns(entry.columns())
     assert restored.ids == [f"id{n}" for n in range(count)]
     assert all(restored.row(f"id{n}") == n for n in range(count))
 
 
 def test_an_id_twice_across_two_copies_is_refused_when_restored() -> None:
     count = _COPY_ROWS + 10
-    entry = UserItems(0)
+    entry = UserItems()
     entry.append([numbered(n) for n in range(count)], np.ones((count, 4), np.float32))
     columns = entry.columns()
     columns["ids"] = columns["ids"].copy()
     columns["ids"][_COPY_ROWS + 5] = columns["ids"][3]  # one copy's id again in the next
     with pytest.raises(ValueError, match="twice"):
-        UserItems.from_columns(1, columns)
+        UserItems.from_columns(columns)
 
 
 def test_columns_of_a_user_with_every_row_alive_stay_as_they_were_while_the_user_grows() -> None:
@@ -139,7 +139,7 @@ def test_columns_of_a_user_with_every_row_alive_stay_as_they_were_while_the_user
 
     assert not columns["matrix"].flags.writeable
     assert np.array_equal(columns["matrix"], np.eye(2, 4, dtype=np.float32))
-    restored = UserItems.from_columns(1, columns)
+    restored = UserItems.from_columns(columns)
     restored.append([ITEMS[2]], np.full((1, 4), 5, np.float32))
     assert np.array_equal(columns["matrix"], np.eye(2, 4, dtype=np.float32))  # not written through
     assert np.array_equal(entry.matrix[:2], np.eye(2, 4, dtype=np.float32))
