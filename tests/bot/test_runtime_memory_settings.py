@@ -17,7 +17,10 @@ from tests.fakes.openai_server import FakeOpenAI
 def _children() -> set[int]:
     found: set[int] = set()
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        found |= {int(pid) for pid in (task / "children").read_text().split()}
+        try:
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended since the listing
+            continue
     return found
 
 
