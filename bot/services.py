@@ -127,7 +127,8 @@ class PersonMemoryService:
         """The memories ``record``'s answer recalled, as its asker's memory holds them now."""
         if not record.recalled:
             return []
-        items = {hit.id: hit for hit in await self._memory.list(record.user_id, scope=None)}
+        found = await self._memory.get(record.user_id, [r.item_id for r in record.recalled])
+        items = {hit.id: hit for hit in found}
         return recalled_memories(record.recalled, items)
 
 

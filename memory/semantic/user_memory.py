@@ -627,13 +627,26 @@ class UserMemory:
         scope = check_scope(scope)
         entry = await self._user_items(user_id)
 
-        def listed() -> list[StoredItem]:
+        def listed() -> list[MemoryHit]:  # in a worker: a heavy user's sort and copies would hold up the loop
             with entry.lock:
-                return [entry.items[row] for row in np.flatnonzero(entry.mask(scope)).tolist()]
+                chosen = [entry.items[row] for row in np.flatnonzero(entry.mask(scope)).tolist()]
+            chosen.sort(key=lambda it: (created_of(it), it.id))
+            return [MemoryHit(it.id, it.text, 0.0, dict(it.metadata)) for it in chosen]
 
-        chosen = await self._pool.run(listed)
-        chosen.sort(key=lambda it: (created_of(it), it.id))
-        return [MemoryHit(it.id, it.text, 0.0, dict(it.metadata)) for it in chosen]
+        return await self._pool.run(listed)
+
+    async def get(self, user_id: str, item_ids: Sequence[str]) -> list[MemoryHit]:
+        """The user's items of these ids (any scope), in the order asked, score 0.0; an id that
+        is not one of theirs, or no longer stored, is left out."""
+        check_user(user_id)
+        entry = await self._user_items(user_id)
+
+        def found() -> list[MemoryHit]:
+            with entry.lock:
+                chosen = [entry.items[entry.row(i)] for i in dict.fromkeys(item_ids) if i in entry]
+            return [MemoryHit(it.id, it.text, 0.0, dict(it.metadata)) for it in chosen]
+
+        return await self._pool.run(found)
 
     async def export(self, user_id: str, scope: str | None = None) -> list[dict[str, Any]]:
         """The user's items in `scope` (None = all) as JSON-safe dicts, oldest first.

@@ -161,6 +161,20 @@ async def test_list_gives_items_oldest_first(memory: UserMemory, clock: Clock) -
     assert [h.text for h in await memory.list(ALICE, scope=GUILD)] == ["first", "third"]
 
 
+async def test_get_gives_the_persons_items_by_id_in_the_order_asked_and_leaves_out_the_rest(
+        memory: UserMemory) -> None:
+    first = await memory.add(ALICE, "first", scope=GUILD)
+    second = await memory.add(ALICE, "second", scope="dm")
+    gone = await memory.add(ALICE, "forgotten", scope=GUILD)
+    bobs = await memory.add(BOB, "bob's own", scope=GUILD)
+    await memory.delete(ALICE, gone)
+
+    found = await memory.get(ALICE, [second, bobs, gone, first, second, "no-such-id"])
+
+    assert [h.text for h in found] == ["second", "first"]
+    assert await memory.get(ALICE, []) == []
+
+
 async def test_a_caller_may_date_an_item_itself(memory: UserMemory, clock: Clock) -> None:
     await memory.add_many([(ALICE, "older", {"created_at": clock.now - 3 * DAY}, GUILD),
                            (ALICE, "newer", None, GUILD)])
