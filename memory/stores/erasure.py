@@ -45,6 +45,7 @@ _DEFERRED = ("DELETE FROM memory_writes WHERE deferred_json IS NOT NULL AND user
 _DEFERRED_EVERYWHERE = "DELETE FROM memory_writes WHERE deferred_json IS NOT NULL AND user_id = ?"
 _TRACES = "DELETE FROM traces WHERE user_id = ?"
 _REMINDERS = "DELETE FROM reminders WHERE user_id = ?"
+_TIMEZONE = "DELETE FROM user_timezones WHERE user_id = ?"  # a person's own setting, not a server's
 _SUMMARIES = ("DELETE FROM channel_summaries WHERE channel_id IN (SELECT channel_id FROM buffer_messages "
               "WHERE author_id = ? AND role IN ('user', 'other'){guild})")
 
@@ -59,10 +60,12 @@ class ErasedRows:
     deferred_writes: int = 0  # memory writes of their turns still to be made
     reminders: int = 0        # their pending reminders and scheduled questions
     summaries: int = 0        # running summaries of channels they spoke in
+    time_zones: int = 0       # the time zone they set (an erasure everywhere only)
 
     @property
     def total(self) -> int:
-        return self.messages + self.replies + self.traces + self.deferred_writes + self.reminders + self.summaries
+        return (self.messages + self.replies + self.traces + self.deferred_writes + self.reminders + self.summaries
+                + self.time_zones)
 
 
 class PersonErasure:
@@ -88,12 +91,13 @@ class PersonErasure:
             messages = await self._db.execute(_MESSAGES + where, (user_id, *place))
             traces = await self._db.execute(_TRACES + where, (user_id, *place))
             reminders = await self._db.execute(_REMINDERS + where, (user_id, *place))
+            zones = await self._db.execute(_TIMEZONE, (user_id,)) if guild_id is None else 0
         # The WAL still holds the pages written before the delete: copy the zeroed pages into the
         # file and empty the WAL (best effort: a reader of another connection may hold it).
         await self._db.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
         erased = ErasedRows(messages=messages, replies=replies, traces=traces, deferred_writes=deferred,
-                            reminders=reminders, summaries=summaries)
+                            reminders=reminders, summaries=summaries, time_zones=zones)
         log.info("erased user=%s guild=%s: %d message(s), %d answer(s), %d trace(s), %d deferred write(s), "
-                 "%d reminder(s), %d summary(ies)", user_id, guild_id or "everywhere", messages, replies, traces,
-                 deferred, reminders, summaries)
+                 "%d reminder(s), %d summary(ies), %d time zone(s)", user_id, guild_id or "everywhere", messages, replies,
+                 traces, deferred, reminders, summaries, zones)
         return erased

@@ -138,6 +138,16 @@ async def test_forgetting_everywhere_erases_all_the_persons_reminders_only(store
     assert await store.pending_for(ANN) == [] and len(await store.pending_for(BEN)) == 1
 
 
+async def test_forgetting_everywhere_erases_the_persons_time_zone_and_one_server_keeps_it(
+        store: ReminderStore, db: Database) -> None:
+    await store.set_zone(ANN, "Europe/Paris", now=T0)
+    await store.set_zone(BEN, "Asia/Tokyo", now=T0)
+    assert (await PersonErasure(db).erase(ANN, GUILD)).time_zones == 0
+    assert await store.zone(ANN) == "Europe/Paris"
+    assert (await PersonErasure(db).erase(ANN)).time_zones == 1
+    assert (await store.zone(ANN), await store.zone(BEN)) == (None, "Asia/Tokyo")
+
+
 async def test_forgetting_in_one_server_keeps_reminders_set_elsewhere(store: ReminderStore, db: Database) -> None:
     await store.add(new(), max_pending=25, now=T0)
     elsewhere = await store.add(dataclasses.replace(new(), guild_id=OTHER), max_pending=25, now=T0)
