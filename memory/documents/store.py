@@ -85,6 +85,7 @@ class ServerDocuments:
         self.limits = limits or DocumentLimits()
         self._cached_servers = cached_servers
         self._indexes: OrderedDict[str, PassageIndex] = OrderedDict()
+        self._changes: dict[str, int] = {}  # per server, bumped by every add and remove
         self._locks: dict[str, asyncio.Lock] = {}
         self._with_documents: set[str] = set()
 
@@ -161,6 +162,7 @@ class ServerDocuments:
 
     def _changed(self, guild_id: str, *, present: bool) -> None:
         self._indexes.pop(guild_id, None)
+        self._changes[guild_id] = self._changes.get(guild_id, 0) + 1
         if present:
             self._with_documents.add(guild_id)
         else:
@@ -222,6 +224,7 @@ class ServerDocuments:
         if (index := self._indexes.get(guild_id)) is not None:
             self._indexes.move_to_end(guild_id)
             return index
+        changes = self._changes.get(guild_id, 0)
         rows = await self._db.fetchall(
             "SELECT p.document_id, p.ordinal, p.section, p.text, d.title FROM document_passages p "
             "JOIN documents d ON d.id = p.document_id WHERE p.guild_id = ? ORDER BY p.document_id, p.ordinal",
@@ -235,7 +238,10 @@ class ServerDocuments:
                 passages.append(IndexedPassage(pid, r["document_id"], r["title"], r["section"], r["text"]))
                 kept.append(vectors[pid])
         dimension = len(kept[0]) if kept else 0
-        index = PassageIndex(passages, np.asarray(kept, np.float32).reshape(len(kept), dimension))
+        index = await asyncio.to_thread(  # tokenizes every passage: not on the event loop
+            PassageIndex, passages, np.asarray(kept, np.float32).reshape(len(kept), dimension))
+        if self._changes.get(guild_id, 0) != changes:  # added or removed meanwhile: serve it, never keep it
+            return index
         self._indexes[guild_id] = index
         while len(self._indexes) > self._cached_servers:
             self._indexes.popitem(last=False)

@@ -5,6 +5,7 @@ exported, and consistent when adds race."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -105,6 +106,30 @@ async def test_a_removed_document_is_no_longer_found(docs: ServerDocuments) -> N
     await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
     assert (await docs.remove(GUILD, rules.id)) == rules
     assert [d.title for d in await docs.list(GUILD)] == ["FAQ"]
+    assert all(h.title == "FAQ" for h in await docs.search(GUILD, "advertising spam rule"))
+
+
+async def test_a_document_removed_while_the_index_is_built_is_not_found_afterwards(
+        docs: ServerDocuments, monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = await docs.add(GUILD, title="Server rules", source="rules.md", kind="markdown", data=RULES,
+                           added_by=ADMIN)
+    await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
+    reading, go_on = threading.Event(), threading.Event()
+    read_vectors = docs._vectors.get_with_embeddings
+
+    def held_read(**where: object) -> object:  # the index's vectors, read, then held until the remove is done
+        vectors = read_vectors(**where)
+        reading.set()
+        go_on.wait(30)
+        return vectors
+
+    monkeypatch.setattr(docs._vectors, "get_with_embeddings", held_read)
+    first = asyncio.create_task(docs.search(GUILD, "advertising spam rule"))
+    await asyncio.to_thread(reading.wait, 30)
+    await docs.remove(GUILD, rules.id)
+    go_on.set()
+    await first
+
     assert all(h.title == "FAQ" for h in await docs.search(GUILD, "advertising spam rule"))
 
 
