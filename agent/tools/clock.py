@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 
 from agent.tools.registry import ToolError, ToolRegistry
 
-__all__ = ["describe_time", "register_clock", "resolve_zone"]
+__all__ = ["describe_time", "register_clock", "resolve_zone", "zone_names"]
 
 _ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC", "zulu": "UTC", "universal": "UTC"}
 
 
 @functools.cache
-def _zone_names() -> dict[str, str]:
+def zone_names() -> dict[str, str]:
     """Lower-cased key -> canonical IANA name, for every installed zone."""
     return {name.lower(): name for name in zoneinfo.available_timezones()}
 
@@ -35,7 +35,7 @@ def resolve_zone(name: str) -> zoneinfo.ZoneInfo:
         key = "UTC"
     if key.lower() in _ALIASES:
         return zoneinfo.ZoneInfo(_ALIASES[key.lower()])
-    canonical = _zone_names().get(key.lower())
+    canonical = zone_names().get(key.lower())
     if canonical is None:
         shown = name.strip()[:60]
         raise ToolError(
@@ -69,5 +69,5 @@ def register_clock(
             timezone: IANA time zone name such as "Europe/Paris" or "America/New_York";
                 "UTC" when not given.
         """
-        await asyncio.to_thread(_zone_names)  # the first call reads the zone list from disk
+        await asyncio.to_thread(zone_names)  # the first call reads the zone list from disk
         return describe_time(now(), resolve_zone(timezone))

@@ -15,6 +15,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from agent.tools.clock import zone_names
 from bot.discord_app.interactions import tell
 from bot.discord_app.views import PagerView, paginate
 from bot.reminders.schedule import ScheduleError, describe
@@ -103,5 +104,5 @@ class RemindCog(commands.Cog):
     @timezone.autocomplete("zone")
     async def _zones(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         wanted = current.strip().lower().replace(" ", "_")
-        names = sorted(n for n in zoneinfo.available_timezones() if wanted in n.lower())
+        names = sorted(n for n in zone_names().values() if wanted in n.lower())  # read from disk once
         return [app_commands.Choice(name=n, value=n) for n in names[:CHOICES]]
