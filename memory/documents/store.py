@@ -133,7 +133,8 @@ class ServerDocuments:
             doc_id = uuid.uuid4().hex[:12]
             ids = [f"{doc_id}-{p.ordinal}" for p in passages]
             vectors = await asyncio.to_thread(self._embed, [p.indexed(title) for p in passages])
-            await asyncio.to_thread(self._vectors.add, ids, vectors, [p.text for p in passages],
+            # no text in Chroma: SQLite holds it (and a delete of vectors that fails leaves no words)
+            await asyncio.to_thread(self._vectors.add, ids, vectors, [""] * len(passages),
                                     [{"guild_id": guild_id, "document_id": doc_id}] * len(passages))
             added_at = datetime.now(UTC)
             try:

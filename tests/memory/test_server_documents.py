@@ -133,6 +133,15 @@ async def test_a_document_removed_while_the_index_is_built_is_not_found_afterwar
     assert all(h.title == "FAQ" for h in await docs.search(GUILD, "advertising spam rule"))
 
 
+async def test_chroma_keeps_the_vectors_and_no_passage_text(docs: ServerDocuments) -> None:
+    await docs.add(GUILD, title="Server rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
+
+    stored = docs._vectors.get(where={"guild_id": GUILD})
+
+    assert stored and all(item.text == "" for item in stored)
+    assert [h.title for h in await docs.search(GUILD, "advertising spam rule")][:1] == ["Server rules"]
+
+
 async def test_removing_the_last_document_leaves_the_server_without_documents(docs: ServerDocuments) -> None:
     faq = await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
     await docs.remove(GUILD, faq.id)
