@@ -17,7 +17,7 @@ import pytest
 
 from memory.errors import StoreUnavailable
 from memory.semantic import UserMemory, open_user_memory, scope_for
-from memory.semantic.chroma_backend import ChromaStore
+from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, current
 
@@ -127,10 +127,25 @@ def test_a_write_claims_its_clean_value_only_for_a_copy_current_before_it_and_no
 def test_many_users_are_read_and_bumped_in_one_call_each(tmp_path: Path) -> None:
     records = records_of(tmp_path / "chroma")
     users = [f"user-{n}" for n in range(300)]
+    calls: list[str] = []
+    store = records._store
+    real_get, real_upsert = store.get, store.upsert
+
+    def get(**kwargs: object) -> list[StoredItem]:
+        calls.append("get")
+        return real_get(**kwargs)  # type: ignore[arg-type]
+
+    def upsert(*args: object) -> None:
+        calls.append("upsert")
+        real_upsert(*args)  # type: ignore[arg-type]
+
+    store.get, store.upsert = get, upsert  # type: ignore[method-assign]
 
     records.write(users, lambda: None)
+    assert calls == ["get", "upsert", "get", "upsert"]  # before, dirty, during, clean
 
     values = records.read(users)
+    assert calls[4:] == ["get"]
     assert len(set(values.values())) == len(users) and all(current(v) for v in values.values())
 
 
