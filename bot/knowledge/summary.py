@@ -135,7 +135,8 @@ class RunningSummaries:
         text = truncate_to_tokens(text, SUMMARY_MAX_TOKENS) or text[:2000]
         folded = len(folding) + (previous.folded if previous is not None else 0)
         stored = await self._store.save(channel_id, text, through=folding[-1].created_at, folded=folded,
-                                        previous=previous)
+                                        previous=previous, guild_id=folding[-1].guild_id,
+                                        authors=[m.author_id for m in folding if m.role != "assistant"])
         log.info("channel %s: running summary %s (%d messages folded, %d in all)", channel_id,
                  "updated" if stored else "discarded (the channel changed meanwhile)", len(folding), folded)
         return stored

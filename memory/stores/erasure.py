@@ -46,8 +46,11 @@ _DEFERRED_EVERYWHERE = "DELETE FROM memory_writes WHERE deferred_json IS NOT NUL
 _TRACES = "DELETE FROM traces WHERE user_id = ?"
 _REMINDERS = "DELETE FROM reminders WHERE user_id = ?"
 _TIMEZONE = "DELETE FROM user_timezones WHERE user_id = ?"  # a person's own setting, not a server's
+# the summaries that folded in the person's words, and (summaries made before their authors were
+# kept) those of channels where the buffer still holds their messages
 _SUMMARIES = ("DELETE FROM channel_summaries WHERE channel_id IN (SELECT channel_id FROM buffer_messages "
-              "WHERE author_id = ? AND role IN ('user', 'other'){guild})")
+              "WHERE author_id = ? AND role IN ('user', 'other'){guild}) OR channel_id IN "
+              "(SELECT channel_id FROM channel_summary_authors WHERE author_id = ?{guild})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,8 @@ class PersonErasure:
                 deferred = await self._db.execute(_DEFERRED_EVERYWHERE, (user_id,))
             else:
                 deferred = await self._db.execute(_DEFERRED.format(guild=where), (user_id, user_id, *place))
-            summaries = await self._db.execute(_SUMMARIES.format(guild=where), (user_id, *place))
+            summaries = await self._db.execute(_SUMMARIES.format(guild=where),
+                                               (user_id, *place, user_id, *place))
             replies = await self._db.execute(_REPLIES + where, (user_id, *place))
             messages = await self._db.execute(_MESSAGES + where, (user_id, *place))
             traces = await self._db.execute(_TRACES + where, (user_id, *place))

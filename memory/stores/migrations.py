@@ -263,10 +263,28 @@ m011_channel_summaries = Migration(
     ),
 )
 
+# Whose words each running summary has folded in, so that a person's forget finds the summaries
+# that carry their words after their own buffer rows have aged out (memory.stores.erasure).
+m012_summary_authors = Migration(
+    12,
+    "m012_summary_authors",
+    (
+        """
+        CREATE TABLE channel_summary_authors (
+            channel_id TEXT NOT NULL REFERENCES channel_summaries (channel_id) ON DELETE CASCADE,
+            author_id  TEXT NOT NULL,
+            guild_id   TEXT,  -- the channel's server; NULL: a DM
+            PRIMARY KEY (channel_id, author_id)
+        )
+        """,
+        "CREATE INDEX channel_summary_authors_author ON channel_summary_authors (author_id)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
                                      m005_token_usage, m006_deferred_memory_writes,
                                      m007_person_and_age_indexes, m008_trace_recalled, m009_reminders,
-                                     m010_server_documents, m011_channel_summaries)
+                                     m010_server_documents, m011_channel_summaries, m012_summary_authors)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

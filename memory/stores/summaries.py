@@ -14,6 +14,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -47,10 +48,13 @@ class ChannelSummaries:
         return ChannelSummary(channel_id, row["summary"], from_epoch_us(row["through_us"]), row["folded"])
 
     async def save(self, channel_id: str, text: str, *, through: datetime, folded: int,
-                   previous: ChannelSummary | None) -> bool:
+                   previous: ChannelSummary | None, authors: Collection[str] = (),
+                   guild_id: str | None = None) -> bool:
         """Store ``text`` as the channel's summary up to ``through`` if nothing changed since
         ``previous`` was read (None: there was no summary) and the buffer still holds a message
-        of the channel at ``through``; whether it was stored."""
+        of the channel at ``through``; whether it was stored. ``authors``: the people whose
+        messages were folded in (in ``guild_id``'s channel; None: a DM), added to those of the
+        summaries before it."""
         require_id("channel_id", channel_id)
         async with self._db.transaction():
             row = await self._db.fetchone("SELECT through_us FROM channel_summaries WHERE channel_id = ?",
@@ -68,6 +72,9 @@ class ChannelSummaries:
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (channel_id) DO UPDATE SET summary = excluded.summary, "
                 "through_us = excluded.through_us, folded = excluded.folded, updated_at_us = excluded.updated_at_us",
                 (channel_id, storable_text(text), epoch_us(through), folded, epoch_us(datetime.now(UTC))))
+            await self._db.executemany(
+                "INSERT OR IGNORE INTO channel_summary_authors (channel_id, author_id, guild_id) VALUES (?, ?, ?)",
+                [(channel_id, author, guild_id) for author in sorted(set(authors))])
         return True
 
     async def prune(self, older_than: datetime) -> int:

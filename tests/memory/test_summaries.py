@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
+from memory.stores.erasure import PersonErasure
 from memory.stores.summaries import ChannelSummaries
 
 CHANNEL = "100"
@@ -77,3 +78,18 @@ async def test_prune_drops_summaries_that_cover_only_messages_past_retention(
     assert await summaries.prune(messages[0].created_at) == 0  # it covers a message of that very time
     assert await summaries.prune(messages[1].created_at) == 1
     assert await summaries.get(CHANNEL) is None
+
+
+async def test_a_forget_erases_the_summaries_that_folded_the_persons_words_after_their_rows_aged_out(
+        db: Database, buffer: ChannelBuffer, make_message) -> None:
+    messages = await _filled(buffer, make_message, 2)  # said by another person ("42")
+    summaries = ChannelSummaries(db)
+    await summaries.save(CHANNEL, "Zoe told everyone her address", through=messages[1].created_at, folded=5,
+                         previous=None, authors=["42", "77"], guild_id="900")
+    # Zoe ("77") has no buffer row left: her messages aged out after they were folded
+
+    assert (await PersonErasure(db).erase("77", "901")).summaries == 0  # another server's forget
+    assert await summaries.get(CHANNEL) is not None
+    assert (await PersonErasure(db).erase("77", "900")).summaries == 1
+    assert await summaries.get(CHANNEL) is None
+    assert await db.fetchall("SELECT * FROM channel_summary_authors") == []
