@@ -23,6 +23,7 @@ import discord
 from bot.discord_app.access import AccessPolicy, Where
 from bot.discord_app.dm_access import access_facts
 from bot.discord_app.replies import split_message
+from bot.discord_app.translate import parent_ids
 from bot.reminders.delivery import SendOutcome
 from memory.stores.reminders import Reminder
 
@@ -69,8 +70,7 @@ class DiscordReminderSender:
                 except discord.NotFound:
                     return False  # no longer a member of the server: no role of theirs passes
         channel = self._client.get_channel(int(reminder.channel_id))
-        parents = tuple(str(p) for p in (getattr(channel, "parent_id", None),
-                                        getattr(getattr(channel, "parent", None), "category_id", None)) if p)
+        parents = parent_ids(channel) if channel is not None else ()
         roles = tuple(str(r.id) for r in getattr(member, "roles", ()) if not r.is_default())
         return self._policy.allows(Where(user_id=reminder.user_id, guild_id=reminder.guild_id,
                                          channel_id=reminder.channel_id, parent_ids=parents, role_ids=roles))

@@ -23,6 +23,7 @@ from bot.turn.requests import TurnRequest
 __all__ = [
     "TEXT_ATTACHMENT_SUFFIXES",
     "attachments_text",
+    "parent_ids",
     "place_of",
     "request_from_interaction",
     "request_from_message",
@@ -74,13 +75,16 @@ async def attachments_text(attachments: list[discord.Attachment], max_bytes: int
     return "\n\n".join(blocks)
 
 
-def _parent_ids(channel: object) -> tuple[str, ...]:
+def parent_ids(channel: object) -> tuple[str, ...]:
+    """A channel's parent channel (a thread's) and categories, as access rules name them."""
     ids: list[str] = []
     parent = getattr(channel, "parent", None)
     if parent is not None:
         ids.append(str(parent.id))
         if (category_id := getattr(parent, "category_id", None)) is not None:
             ids.append(str(category_id))
+    elif (parent_id := getattr(channel, "parent_id", None)) is not None:  # a thread whose parent is not cached
+        ids.append(str(parent_id))
     if (category_id := getattr(channel, "category_id", None)) is not None:
         ids.append(str(category_id))
     return tuple(dict.fromkeys(ids))
@@ -93,7 +97,7 @@ def where_of(user: discord.abc.User, channel: object, guild: discord.Guild | Non
         user_id=str(user.id),
         guild_id=str(guild.id) if guild is not None else None,
         channel_id=str(getattr(channel, "id", "")),
-        parent_ids=_parent_ids(channel),
+        parent_ids=parent_ids(channel),
         role_ids=roles,
     )
 

@@ -341,3 +341,13 @@ async def test_a_send_discord_refuses_as_such_is_dropped_not_retried_forever(
     assert await running.runtime.reminders.pending(world.alice) == []
     assert reminders_in(world, world.general) == [] and reminders_in(world, world.alice_dm) == []
     assert any("dropped: Discord refused it (400 50035)" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_reminder_in_a_channel_let_in_by_its_category_is_posted(
+        world: World, run_bot, fake: FakeOpenAI, clock: Clock) -> None:
+    category = world.dc.add_category(world.guild, "bots")
+    channel = world.dc.add_channel(world.guild, "bot-talk", parent_id=category)
+    running = await run_bot(now=clock, ALLOWED_CHANNEL_IDS=category)
+    await set_by_mention(world, fake, channel, when="2026-12-04T09:00Z", message="water the plants")
+    await deliver_at(running, clock, datetime(2026, 12, 4, 9, 0, 1, tzinfo=UTC))
+    assert [m.content for m in reminders_in(world, channel)] == [f"<@{world.alice}> ⏰ Reminder: water the plants"]
