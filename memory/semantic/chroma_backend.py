@@ -16,7 +16,6 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -206,10 +205,10 @@ class ChromaStore:
 
     def close(self) -> None:
         """Release the client: chromadb keeps every embedded folder's system (its SQLite
-        connections and HNSW files, open) in a process-wide cache until its last client closes."""
+        connections and HNSW files, open) in a process-wide cache until its last client closes.
+        Its Rust bindings close the folder's files a few milliseconds after this returns."""
         with self._translating(self.where, "close"):
             self._client.close()
-        gc.collect()  # the stopped system's last SQLite handles sit in reference cycles until a collection
 
     def max_batch_size(self) -> int:
         with self._translating(self.where, "ask the batch size of"):
