@@ -39,6 +39,7 @@ from agent.config import AgentSettings
 from agent.errors import LLMError, LLMErrorKind
 from agent.events import Usage
 from agent.images import content_chars
+from httptls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ class LLMClient:
             api_key=api_key or _NO_KEY,
             timeout=timeout_s,
             max_retries=max_retries,  # the library's bounded retries with backoff, see above
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),  # openai's defaults, one CA load
         )
 
     @classmethod

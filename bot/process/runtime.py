@@ -51,6 +51,7 @@ from bot.settings.config import Settings
 from bot.process.health import HEALTH_INTERVAL_S, LoopLag
 from bot.interfaces import FrontEndServices
 from bot.turn.privacy import MemoryPolicy
+from httptls import tls_context
 from bot.settings.place import PlaceSettingsService, SettingRules
 from bot.knowledge.docs_tool import DocsTools
 from bot.knowledge.documents import DocumentsService
@@ -152,7 +153,7 @@ class Runtime:
             stack.push_async_callback(self.documents.close)
             await self.documents.load()
             self.http = await stack.enter_async_context(
-                httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True))
+                httpx.AsyncClient(timeout=TOOL_HTTP_TIMEOUT_S, follow_redirects=True, verify=tls_context()))
             self._builtin_tools = ToolRegistry(default_timeout_s=s.agent.tool_timeout_s)
             register_builtin_tools(self._builtin_tools, s.agent, self.http)
             self.tools = self._builtin_tools

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from httptls import tls_context
 from memory.config import MemorySettings
 from memory.errors import ConfigError, StoreUnavailable
 
@@ -258,6 +259,7 @@ class OpenAIEmbedder:
         self._client = openai.OpenAI(
             base_url=self._base_url, api_key=api_key or "unused", timeout=timeout_s,
             max_retries=max_retries,
+            http_client=openai.DefaultHttpxClient(verify=tls_context()),  # openai's defaults, one CA load
         )
 
     @property
