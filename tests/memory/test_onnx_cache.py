@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,11 +40,33 @@ def loaded(cache: Path, model: Path | None = None) -> LocalEmbedder:
     return embedder
 
 
+@dataclass(frozen=True)
+class ColdStarts:
+    """Three processes started at once on an empty cache folder: their outputs and the folder."""
+
+    cache: Path
+    outputs: list[tuple[str, str]]
+
+
+START = ("import logging, sys; logging.basicConfig(level=logging.INFO)\n"
+         "from memory.semantic.embeddings import LocalEmbedder\n"
+         "embedder = LocalEmbedder(cache_dir=sys.argv[1]); embedder.load(); print(embedder.runtime)\n")
+
+
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
-    """A cache folder holding one export, and the vectors of TEXTS from it."""
+def cold_starts(tmp_path_factory: pytest.TempPathFactory) -> ColdStarts:
+    """The module's one real export: three processes load the model at once on an empty cache."""
     cache = tmp_path_factory.mktemp("exported")
-    return cache, loaded(cache).embed(TEXTS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
+    starts = [subprocess.Popen([sys.executable, "-c", START, str(cache)], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    return ColdStarts(cache, [p.communicate(timeout=600) for p in starts])
+
+
+@pytest.fixture(scope="module")
+def exported(cold_starts: ColdStarts) -> tuple[Path, np.ndarray]:
+    """A cache folder holding one export, and the vectors of TEXTS from it."""
+    return cold_starts.cache, loaded(cold_starts.cache).embed(TEXTS)
 
 
 @pytest.fixture
@@ -56,8 +79,7 @@ def cache(exported: tuple[Path, np.ndarray], tmp_path: Path) -> Path:
 def copied_export(exported: tuple[Path, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
     """The export from here on copies the module's exported graph instead of tracing the model
     again in a child: these tests are about the cache around an export, and the graph of the
-    same weights is the same file. The module's first export and the test of processes
-    starting at once run the real exporter child."""
+    same weights is the same file. The module's one real export is `cold_starts`."""
     [entry] = entries(exported[0])
 
     def copy_graph(model_path: Path, graph: Path) -> None:
@@ -139,19 +161,11 @@ def test_a_damaged_cache_entry_is_exported_again(
     assert np.abs(embedder.embed(TEXTS) - exported[1]).max() < 1e-6
 
 
-def test_processes_starting_at_once_on_an_empty_cache_export_once(tmp_path: Path) -> None:
-    start = ("import logging, sys; logging.basicConfig(level=logging.INFO)\n"
-             "from memory.semantic.embeddings import LocalEmbedder\n"
-             "embedder = LocalEmbedder(cache_dir=sys.argv[1]); embedder.load(); print(embedder.runtime)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-    starts = [subprocess.Popen([sys.executable, "-c", start, str(tmp_path)], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
-    outputs = [p.communicate(timeout=600) for p in starts]
-
-    assert [out.strip() for out, _ in outputs] == ["onnx"] * 3
-    assert sum(err.count(EXPORTED) for _, err in outputs) == 1
-    assert len(entries(tmp_path)) == 1
-    assert not list(the_graph(tmp_path).parent.glob("*.part"))
+def test_processes_starting_at_once_on_an_empty_cache_export_once(cold_starts: ColdStarts) -> None:
+    assert [out.strip() for out, _ in cold_starts.outputs] == ["onnx"] * 3
+    assert sum(err.count(EXPORTED) for _, err in cold_starts.outputs) == 1
+    assert len(entries(cold_starts.cache)) == 1
+    assert not list(the_graph(cold_starts.cache).parent.glob("*.part"))
 
 
 def test_a_cache_folder_that_cannot_be_written_exports_for_this_process_alone(
