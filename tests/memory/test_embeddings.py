@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import onnxruntime
 import pytest
 
 from memory.config import MemorySettings, load_memory_settings
@@ -20,6 +21,7 @@ from memory.semantic.embeddings import (
     EmbeddingError,
     LocalEmbedder,
     OpenAIEmbedder,
+    default_cache_dir,
     embedder_from_settings,
     local_model_path,
 )
@@ -126,6 +128,37 @@ def test_onnx_runtime_gives_torchs_vectors_to_float32_rounding(
 
     assert onnx_vectors.shape == torch_vectors.shape == (len(TEXTS_OF_EVERY_SHAPE), 384)
     assert np.abs(onnx_vectors - torch_vectors).max() < 1e-5
+
+
+class RecordingSession:
+    """The encoder's real ONNX Runtime session, noting the shape of every batch it runs."""
+
+    def __init__(self, session: onnxruntime.InferenceSession) -> None:
+        self._session = session
+        self.shapes: list[tuple[int, int]] = []
+
+    def get_inputs(self) -> list[onnxruntime.NodeArg]:
+        return self._session.get_inputs()
+
+    def run(self, outputs: None, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.shapes.append(feed["input_ids"].shape)
+        return self._session.run(outputs, feed)
+
+
+def test_a_long_text_among_short_ones_pads_only_a_batch_within_the_token_bound(
+        local_embedder: LocalEmbedder) -> None:
+    encoder = onnx_encoder.OnnxEncoder(local_model_path(), threads=1, cache_dir=default_cache_dir())
+    recording = RecordingSession(encoder._session)
+    encoder._session = recording
+
+    vectors = encoder.encode(TEXTS_OF_EVERY_SHAPE, batch_size=64, batch_tokens=1024)
+
+    assert sum(rows for rows, _ in recording.shapes) == len(TEXTS_OF_EVERY_SHAPE)
+    assert all(rows * width <= 1024 or rows == 1 for rows, width in recording.shapes)
+    assert max(width for _, width in recording.shapes) == 256  # the long text, truncated, in its own small batch
+    assert all(rows <= 64 for rows, _ in recording.shapes)
+    alone = np.stack([local_embedder.embed([text])[0] for text in TEXTS_OF_EVERY_SHAPE])
+    assert np.abs(vectors - alone).max() < 1e-5
 
 
 def test_threads_embedding_at_once_get_the_vectors_each_would_get_alone(local_embedder: LocalEmbedder) -> None:
