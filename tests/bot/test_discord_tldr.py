@@ -62,9 +62,10 @@ async def test_a_tldr_names_who_said_what_and_only_the_asker_sees_it(world: Worl
 async def test_without_buffer_all_messages_it_says_it_saw_only_its_conversations(world: World, run_bot,
                                                                                  fake: FakeOpenAI) -> None:
     fake.responder = _model
-    await run_bot()
+    bot = await run_bot()
     said = await world.dc.user_says(world.general, world.bob, "what day is the raid?", mention_bot=True)
     await answered(world, said, "noted")
+    await _buffered(bot, world.general, 2)  # the turn is stored after its reply is posted
     _, shown = await _tldr(world, world.alice, world.general)
     assert "what day is the raid?" in shown
     assert "only keep the conversations I took part in here" in shown

@@ -324,8 +324,9 @@ async def test_heartbeats_are_recorded_against_the_hello(world: World) -> None:
         await world.fake.wait_for(lambda: sum(not h.hello for h in world.fake.heartbeats) >= 3)
     hello, first, second, third = world.fake.heartbeats[:4]
     assert hello.hello and not first.hello and first.conn == hello.conn
-    # discord.py beats once on HELLO, then every interval from its own thread
-    assert first.at - hello.at < 0.15 <= second.at - first.at and 0.15 <= third.at - second.at
+    # discord.py beats once on HELLO, then every interval from its own thread (only lower bounds:
+    # a loaded machine makes any beat later, never earlier)
+    assert hello.at <= first.at and 0.15 <= second.at - first.at and 0.15 <= third.at - second.at
 
 
 async def test_unknown_route_answers_404_and_is_recorded(world: World) -> None:
