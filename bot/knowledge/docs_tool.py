@@ -38,14 +38,19 @@ class DocsTools:
         self._documents = documents
         self._tool = Tool.from_function(_search_in(documents), timeout_s=timeout_s)
 
+    def catalog(self) -> ToolRegistry:
+        """A registry with `search_docs`, as a turn in a server with documents is offered it:
+        what the context budget sets aside room for."""
+        registry = ToolRegistry()
+        registry.register(self._tool)
+        return registry
+
     def for_turn(self, guild_id: str | None) -> ToolRegistry | None:
         """A registry with `search_docs` for a turn in ``guild_id`` when that server has
         documents; None in a DM or a server without any."""
         if not self._documents.has_documents(guild_id):
             return None
-        registry = ToolRegistry()
-        registry.register(self._tool)
-        return registry
+        return self.catalog()
 
 
 def _search_in(documents: ServerDocuments) -> ToolFn:

@@ -87,6 +87,7 @@ RECALL_K = 5
 RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
 MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
+LONGEST_ZONE_NAME = "America/Argentina/ComodRivadavia"  # of the IANA names zoneinfo knows
 
 
 class PlaceLookup(Protocol):
@@ -152,7 +153,11 @@ class TurnPipeline:
         catalog = agent.tools.merged(self._memory_tools.for_turn([]))
         if reminders is not None:
             catalog = catalog.merged(reminders.for_turn(private=False))
-        system_prompt = build_system_prompt(catalog, protocol=agent.protocol, persona=agent.persona)
+        if docs is not None:
+            catalog = catalog.merged(docs.catalog())
+        # the person's time zone line with the longest IANA name: a turn's own is never longer
+        system_prompt = build_system_prompt(catalog, protocol=agent.protocol, persona=agent.persona,
+                                            timezone=LONGEST_ZONE_NAME if reminders is not None else None)
         prompt_tokens = estimate_tokens(system_prompt)
         self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
 

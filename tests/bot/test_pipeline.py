@@ -21,6 +21,7 @@ from agent.events import (
 from bot.errors import sentence_for
 from bot.turn.history import QUOTE_MARK
 from bot.turn.requests import TurnResult
+from bot.turn.pipeline import RUN_RESERVE_FRACTION
 from bot.turn.scheduling import Admission
 from bot.process.runtime import Runtime
 from bot.settings.config import load_settings
@@ -378,6 +379,19 @@ async def test_what_is_sent_fits_max_context_tokens(make_runtime, fake: FakeOpen
         assert messages[0]["role"] == "system"
         history = " ".join(m["content"] for m in messages[1:])  # recalled memories live in the system prompt
         assert "message 28:" in history and "message 0:" not in history
+
+
+async def test_the_history_budget_leaves_room_for_the_system_prompt_a_server_with_documents_is_sent(
+        make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = lambda request: "Final Answer: ok"
+    async with make_runtime(MAX_CONTEXT_TOKENS="3000") as rt:
+        await rt.services.documents.add_file(GUILD, ALICE, filename="rules.md", media_type="text/markdown",
+                                             data=b"# Rules\n\nNo advertising of other servers.\n", title=None)
+        await rt.pipeline.handle(ask("hello"))
+        [system] = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "system"]
+        assert "search_docs" in system
+        reserved = int(3000 * (1 - RUN_RESERVE_FRACTION))
+        assert rt.pipeline.history_token_budget + estimate_tokens(system) <= reserved
 
 
 async def test_a_100_kb_question_is_cut_with_a_note_and_answered(runtime: Runtime, fake: FakeOpenAI) -> None:
