@@ -9,7 +9,8 @@ turn's path), one at a time per channel; a `/reset` or a forget meanwhile makes 
 void (the store's compare-and-set). Private turns are not in the buffer, so never folded.
 
 Which messages stay verbatim (`kept`): the newest ones within the window whose tokens fit half
-the turn's history budget; the rest of the unsummarised ones are folded. The summary itself is
+the turn's history budget; the rest of the unsummarised ones are folded. Whether a fold is due
+is decided from the buffer's count and sizes (measured in SQL); messages are read only then. The summary itself is
 bounded (SUMMARY_MAX_TOKENS) and, in the prompt, quoted material (bot.turn.history.quoted).
 
 Part of bot/: joins the buffer, the summaries store and the model; knows nothing of Discord.
@@ -24,10 +25,10 @@ from collections.abc import Callable, Sequence
 from agent.errors import LLMError
 from agent.loop import ChatModel
 from bot.knowledge.transcript import transcript_lines
-from bot.turn.context_budget import message_tokens
+from bot.turn.context_budget import MESSAGE_OVERHEAD_TOKENS
 from bot.turn.history import quoted
 from memory.errors import MemoryStoreError
-from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.buffer import ChannelBuffer, MessageSize
 from memory.stores.summaries import ChannelSummaries, ChannelSummary
 from memory.tokens import truncate_to_tokens
 
@@ -47,13 +48,13 @@ FOLD_INSTRUCTIONS = (
 )
 
 
-def kept(messages: Sequence[BufferedMessage], *, window: int, token_budget: int) -> int:
-    """How many of the newest ``messages`` (oldest first) a turn keeps verbatim: at most
-    ``window`` of them, as many as fit ``token_budget``; messages stored at one time (a question
-    and its answer) stay together."""
+def kept(messages: Sequence[MessageSize], *, window: int, token_budget: int) -> int:
+    """How many of the newest ``messages`` (oldest first; the newest ``window`` + 1 of them are
+    enough) a turn keeps verbatim: at most ``window`` of them, as many as fit ``token_budget``;
+    messages stored at one time (a question and its answer) stay together."""
     count, used = 0, 0
     for m in reversed(messages[-window:] if window else []):
-        used += message_tokens(m.content)
+        used += m.tokens + MESSAGE_OVERHEAD_TOKENS
         if used > token_budget:
             break
         count += 1
@@ -117,12 +118,18 @@ class RunningSummaries:
         """Fold the channel's messages that left the kept window into its summary once at
         least `every` of them have gathered; whether a new summary was stored."""
         previous = await self._store.get(channel_id)
-        recent = await self._buffer.recent(channel_id, limit=self._window + FOLD_READ_LIMIT)
-        fresh = [m for m in recent if previous is None or m.created_at > previous.through]
-        keep = kept(fresh, window=self._window, token_budget=max(self._history_tokens() // 2, 1))
-        folding = fresh[:len(fresh) - keep]
-        if len(folding) < self.every:
+        after = previous.through if previous is not None else None
+        unsummarised = await self._buffer.count(channel_id, after=after)
+        if unsummarised < self.every:
             return False
+        newest = await self._buffer.sizes(channel_id, after=after, limit=self._window + 1)
+        keep = kept(newest, window=self._window, token_budget=max(self._history_tokens() // 2, 1))
+        if unsummarised - keep < self.every:
+            return False  # decided from counts and sizes: no message read
+        folding = await self._buffer.recent(channel_id, limit=FOLD_READ_LIMIT, after=after,
+                                            before=newest[-keep].created_at if keep else None)
+        if not folding:
+            return False  # removed meanwhile (a /reset, a forget)
         so_far = previous.text if previous is not None else "(none yet)"
         prompt = [{"role": "system", "content": FOLD_INSTRUCTIONS},
                   {"role": "user", "content": quoted("The summary so far:", so_far) + "\n\n"

@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from bot.knowledge.summary import FOLD_INSTRUCTIONS, SUMMARY_HEADER
 from bot.process.runtime import Runtime
+from memory.stores.buffer import BufferedMessage
 from tests.bot.conftest import BOB, ask, request_text
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -124,3 +127,21 @@ async def test_reset_clears_the_summary_and_a_fold_of_reset_messages_is_not_kept
         assert await rt.pipeline.summaries.current(CHANNEL) is None
         await _talk(rt, ["hello again"])
         assert SUMMARY_HEADER not in request_text(_last_turn(fake))
+
+
+async def test_a_fold_check_with_every_unsummarised_message_still_kept_reads_no_messages(
+        make_runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["short remark"] * 5)  # 10 messages past SUMMARY_EVERY, all within the kept window
+        reads: list[str] = []
+        real = rt.buffer.recent
+
+        async def counted(channel_id: str, **options: Any) -> list[BufferedMessage]:
+            reads.append(channel_id)
+            return await real(channel_id, **options)
+
+        monkeypatch.setattr(rt.buffer, "recent", counted)
+        assert not await rt.pipeline.summaries.fold(CHANNEL)
+        assert reads == []
+        assert not any(_is_fold(r) for r in fake.requests)
