@@ -10,7 +10,9 @@ void (the store's compare-and-set). Private turns are not in the buffer, so neve
 
 Which messages stay verbatim (`kept`): the newest ones within the window whose tokens fit half
 the turn's history budget; the rest of the unsummarised ones are folded. Whether a fold is due
-is decided from the buffer's count and sizes (measured in SQL); messages are read only then. The summary itself is
+is decided from the buffer's count and sizes (measured in SQL); messages are read only then,
+and one fold takes the newest of them that fit the turn's history budget (a channel's first
+fold may find hundreds: the older ones are left out). The summary itself is
 bounded (SUMMARY_MAX_TOKENS) and, in the prompt, quoted material (bot.turn.history.quoted).
 
 Part of bot/: joins the buffer, the summaries store and the model; knows nothing of Discord.
@@ -30,14 +32,15 @@ from bot.turn.history import quoted
 from memory.errors import MemoryStoreError
 from memory.stores.buffer import ChannelBuffer, MessageSize
 from memory.stores.summaries import ChannelSummaries, ChannelSummary
-from memory.tokens import truncate_to_tokens
+from memory.tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = ["FOLD_INSTRUCTIONS", "RunningSummaries", "SUMMARY_HEADER", "kept", "summary_message"]
 
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 600
-FOLD_READ_LIMIT = 400  # unsummarised messages read at once; older ones beyond this are never folded
+FOLD_READ_LIMIT = 400  # unsummarised messages folded at once (and as many as fit the history budget);
+# older ones beyond these are never folded
 SUMMARY_HEADER = "Summary of this channel's earlier conversation (written by you, the bot, from messages no longer shown):"
 FOLD_INSTRUCTIONS = (
     "You keep the running summary of a Discord channel's conversation for the bot that answers there. "
@@ -60,6 +63,18 @@ def kept(messages: Sequence[MessageSize], *, window: int, token_budget: int) -> 
         count += 1
     while 0 < count < len(messages) and messages[-count].created_at == messages[-count - 1].created_at:
         count -= 1  # the older half of a pair left out: leave out the newer half too
+    return count
+
+
+def _newest_within(lines: Sequence[str], budget: int) -> int:
+    """How many of the newest ``lines`` fit ``budget`` tokens once quoted (one at least: the
+    buffer cut a lone message too long for it)."""
+    count, used = 0, 0
+    for line in reversed(lines):
+        used += estimate_tokens("> " + line + "\n")
+        if used > budget and count:
+            break
+        count += 1
     return count
 
 
@@ -126,14 +141,18 @@ class RunningSummaries:
         keep = kept(newest, window=self._window, token_budget=max(self._history_tokens() // 2, 1))
         if unsummarised - keep < self.every:
             return False  # decided from counts and sizes: no message read
-        folding = await self._buffer.recent(channel_id, limit=FOLD_READ_LIMIT, after=after,
+        bound = max(self._history_tokens(), 1)  # the new messages' tokens, like a turn's history
+        folding = await self._buffer.recent(channel_id, limit=FOLD_READ_LIMIT, token_budget=bound, after=after,
                                             before=newest[-keep].created_at if keep else None)
+        lines = transcript_lines(folding)
+        start = len(lines) - _newest_within(lines, bound)
+        folding, lines = folding[start:], lines[start:]
         if not folding:
             return False  # removed meanwhile (a /reset, a forget)
         so_far = previous.text if previous is not None else "(none yet)"
         prompt = [{"role": "system", "content": FOLD_INSTRUCTIONS},
                   {"role": "user", "content": quoted("The summary so far:", so_far) + "\n\n"
-                   + quoted("The new messages, oldest first:", "\n".join(transcript_lines(folding)))}]
+                   + quoted("The new messages, oldest first:", "\n".join(lines))}]
         completion = await self._llm.complete(prompt)
         text = completion.content.strip()
         if not text:

@@ -6,6 +6,7 @@ meanwhile is not kept."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -13,7 +14,8 @@ import pytest
 from bot.knowledge.summary import FOLD_INSTRUCTIONS, SUMMARY_HEADER
 from bot.process.runtime import Runtime
 from memory.stores.buffer import BufferedMessage
-from tests.bot.conftest import BOB, ask, request_text
+from memory.tokens import estimate_tokens
+from tests.bot.conftest import BOB, GUILD, ask, request_text
 from tests.fakes.openai_server import FakeOpenAI
 
 CHANNEL = "300000000000000001"
@@ -145,3 +147,19 @@ async def test_a_fold_check_with_every_unsummarised_message_still_kept_reads_no_
         assert not await rt.pipeline.summaries.fold(CHANNEL)
         assert reads == []
         assert not any(_is_fold(r) for r in fake.requests)
+
+
+async def test_the_first_fold_of_a_busy_channel_folds_only_the_newest_messages_that_fit_the_budget(
+        make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        start = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
+        await rt.buffer.append_many([
+            BufferedMessage(channel_id=CHANNEL, guild_id=GUILD, author_id=BOB, author_name="Bob", role="user",
+                            content=f"{n}: {FILLER}", created_at=start + timedelta(seconds=n)) for n in range(300)])
+        assert await rt.pipeline.summaries.fold(CHANNEL)
+        [fold] = [r for r in fake.requests if _is_fold(r)]
+        new_messages = fold["messages"][1]["content"].split("The new messages", 1)[1]
+        assert estimate_tokens(new_messages) <= rt.pipeline.history_token_budget
+        stored = await rt.pipeline.summaries.current(CHANNEL)
+        assert stored is not None and f"): {(stored.through - start).seconds}: Here is" in new_messages
