@@ -133,6 +133,7 @@ class RunningSummaries:
         """Fold the channel's messages that left the kept window into its summary once at
         least `every` of them have gathered; whether a new summary was stored."""
         previous = await self._store.get(channel_id)
+        mark = await self._store.forget_mark()  # before any message is read: a forget after it voids the fold
         after = previous.through if previous is not None else None
         unsummarised = await self._buffer.count(channel_id, after=after)
         if unsummarised < self.every:
@@ -161,7 +162,7 @@ class RunningSummaries:
         text = truncate_to_tokens(text, SUMMARY_MAX_TOKENS) or text[:2000]
         folded = len(folding) + (previous.folded if previous is not None else 0)
         stored = await self._store.save(channel_id, text, through=folding[-1].created_at, folded=folded,
-                                        previous=previous, guild_id=folding[-1].guild_id,
+                                        previous=previous, forget_mark=mark, guild_id=folding[-1].guild_id,
                                         authors=[m.author_id for m in folding if m.role != "assistant"])
         log.info("channel %s: running summary %s (%d messages folded, %d in all)", channel_id,
                  "updated" if stored else "discarded (the channel changed meanwhile)", len(folding), folded)

@@ -163,3 +163,29 @@ async def test_the_first_fold_of_a_busy_channel_folds_only_the_newest_messages_t
         assert estimate_tokens(new_messages) <= rt.pipeline.history_token_budget
         stored = await rt.pipeline.summaries.current(CHANNEL)
         assert stored is not None and f"): {(stored.through - start).seconds}: Here is" in new_messages
+
+
+async def test_a_first_fold_racing_a_forget_of_one_of_its_authors_is_not_stored(
+        make_runtime, fake: FakeOpenAI) -> None:
+    folding, release = asyncio.Event(), asyncio.Event()
+
+    async def held(request: dict[str, Any]) -> str:
+        if _is_fold(request):
+            folding.set()
+            await release.wait()
+        return _extractive(request)
+
+    fake.responder = held
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        for n, text in enumerate(["the team locker code is 4711", *[FILLER] * 12]):
+            who = {"user": BOB, "name": "Bob"} if n == 0 else {}
+            assert (await rt.pipeline.handle(ask(text, channel=CHANNEL, **who))).ok
+            if folding.is_set():
+                break
+        await folding.wait()  # the channel's first fold has read Bob's words and waits for the model
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+        forgotten = await rt.services.memory.memory_forget(BOB, GUILD)
+        assert forgotten.messages == 1
+        release.set()
+        await rt.pipeline.summaries.wait_idle()
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
