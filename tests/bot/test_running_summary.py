@@ -189,3 +189,15 @@ async def test_a_first_fold_racing_a_forget_of_one_of_its_authors_is_not_stored(
         release.set()
         await rt.pipeline.summaries.wait_idle()
         assert await rt.pipeline.summaries.current(CHANNEL) is None
+
+
+async def test_the_forgets_reply_says_that_the_channel_summaries_holding_the_persons_words_were_erased(
+        make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["the team locker code is 4711", *[FILLER] * 10], first_by_bob=True)
+        assert await rt.pipeline.summaries.current(CHANNEL) is not None
+        forgotten = await rt.services.memory.memory_forget(BOB, GUILD)
+        assert forgotten.summaries == 1
+        assert "1 channel summary(ies) that held your words" in forgotten.summary()
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
