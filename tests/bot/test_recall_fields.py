@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from bot.process.runtime import Runtime
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S
@@ -88,6 +91,23 @@ async def test_a_short_message_with_context_needs_no_before(runtime: Runtime, fa
                              ("Yes! It was amazing", "Wonderful!"))
     assert short.metadata["context"] == "Are you going to Priya's piano recital?"
     assert "before" not in short.metadata and short.metadata["speaker"] == "Alice"
+
+
+async def test_storing_a_short_message_reads_the_channels_last_two_messages_once(
+        runtime: Runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    lasts: list[int] = []
+    real = runtime.buffer.recent
+
+    async def counted(channel_id: str, **options: Any) -> list[BufferedMessage]:
+        if options.get("limit") == 2:  # the store's look at what the message answered (the turn reads a window)
+            lasts.append(options["limit"])
+        return await real(channel_id, **options)
+
+    monkeypatch.setattr(runtime.buffer, "recent", counted)
+    fake.reply("Final Answer: Hello!")
+    await runtime.pipeline.handle(ask("Hi there"))  # short, and nothing before it: no context found
+    assert "before" not in (await _said(runtime, "Hi there")).metadata
+    assert lasts == [2]
 
 
 async def test_a_remembered_fact_carries_the_speaker_and_its_dates(runtime: Runtime, fake: FakeOpenAI) -> None:
