@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
-from bot.memory_audit import audit_entries
 from bot.turn.memory_reach import search_reach
 from bot.turn.privacy import MemoryPolicy, Reach
 from memory.errors import StoreUnavailable
@@ -33,8 +32,7 @@ from memory.semantic import MemoryHit, UserMemory
 from memory.semantic.ranking import tokenize
 from memory.stores.traces import Recalled
 
-__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryEntry", "MemoryTools", "format_memory_line", "memory_entries",
-           "memory_lines"]
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
 
 MAX_FACT_CHARS = 1000
 MAX_FACTS_PER_TURN = 5
@@ -90,22 +88,6 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
         seen |= words
     return lines
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class MemoryEntry:
-    """One thing remembered, as a person reads it in /memory show: an exchange (their message and
-    the answer stored beside it: two items of one turn) or one item alone (a fact)."""
-
-    kind: str
-    text: str
-    created_at: float | None
-
-
-def memory_entries(hits: Sequence[MemoryHit]) -> list[MemoryEntry]:
-    """``hits`` (oldest first) as entries: the "exchange" and "reply" items of one turn (same
-    trace_id) become one entry, "you: ... / me: ...", where the first of them stood
-    (bot.memory_audit.audit_entries, without the places and marks /memory show adds)."""
-    return [MemoryEntry(entry.kind, entry.text, entry.created_at) for entry in audit_entries(hits)]
 
 
 class MemoryTools:
