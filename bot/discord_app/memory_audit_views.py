@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 import discord
 
 from bot.discord_app.views import ConfirmView, PagerView, paginate
-from bot.memory_audit import AuditEntry, RecalledMemory, created_of, message_link, place_of, text_field
+from bot.memory_audit import AuditEntry, RecalledMemory, message_link, place_of, text_field
+from bot.turn.memory_reach import created_of
 
 __all__ = ["EXCERPT_CHARS", "MemoryPagerView", "entry_line", "entry_pages", "forget_prompt", "recalled_lines"]
 

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
-from bot.turn.memory_reach import search_reach
+from bot.turn.memory_reach import created_of, search_reach
 from bot.turn.privacy import MemoryPolicy, Reach
 from memory.errors import StoreUnavailable
 from memory.semantic import MemoryHit, UserMemory
@@ -56,8 +56,8 @@ def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
     bot's own reply reads "you replied to “question”: answer"; a message stored with the
     message it answered (metadata `context`) ends with "(answering: “...”)"."""
     meta = metadata or {}
-    created = meta.get("created_at")
-    stamp = [f"{datetime.fromtimestamp(created, UTC):%Y-%m-%d}"] if isinstance(created, (int, float)) else []
+    created = created_of(meta)
+    stamp = [f"{datetime.fromtimestamp(created, UTC):%Y-%m-%d}"] if created is not None else []
     stamp += ["earlier"] if earlier else []
     prefix = f"({', '.join(stamp)}) " if stamp else ""
     body = _one_line(text, max_chars)
@@ -70,15 +70,11 @@ def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
     return prefix + body
 
 
-def _created(hit: MemoryHit) -> float:
-    value = hit.metadata.get("created_at")
-    return float(value) if isinstance(value, (int, float)) else 0.0
-
-
 def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> list[str]:
     """Recalled memories as lines, newest first; a memory sharing a word (BM25's tokens)
     with a newer one among them is marked earlier: it may have been superseded."""
-    ordered = sorted(hits, key=_created, reverse=True)  # stable: equal times keep their rank
+    # stable: equal times keep their rank
+    ordered = sorted(hits, key=lambda hit: created_of(hit.metadata) or 0.0, reverse=True)
     seen: set[str] = set()
     lines = []
     for hit in ordered:
