@@ -15,6 +15,7 @@ from bot.process.runtime import Runtime
 from memory.semantic import MemoryHit
 from memory.stores.traces import Recalled
 from bot.discord_app.memory_audit_views import entry_pages
+from bot.discord_app.views import excerpt
 from bot.memory_audit import AuditEntry, audit_entries, message_link, recalled_memories
 from tests.bot.conftest import ALICE
 
@@ -104,6 +105,13 @@ def test_a_page_of_memory_show_holds_at_most_25_entries_for_its_select_menu() ->
     assert [len(chosen) for _, chosen in pages] == [25, 25, 10]
     assert [e.number for _, chosen in pages for e in chosen] == list(range(1, 61))
     assert all(text.count("\n") + 1 == len(chosen) for text, chosen in pages)
+
+
+def test_an_excerpt_is_one_line_cut_to_its_limit_with_an_ellipsis() -> None:
+    assert excerpt("  call\n the\tbank  ", 100) == "call the bank"
+    assert excerpt("call the bank today", 10) == "call the…"  # the space before the cut is dropped
+    assert len(excerpt("word " * 5000, 100)) == 100
+    assert excerpt("", 10) == ""
 
 
 def test_a_huge_entry_is_cut_to_one_page() -> None:
