@@ -2,7 +2,7 @@
 
 - `local_embedder` (session): the offline all-MiniLM-L6-v2, loaded once for the whole run.
 - `RecordingEmbedder`: wraps the local embedder and records every call.
-- `clock`: a settable clock (epoch seconds) handed to open_user_memory.
+- `clock`: a settable clock (epoch seconds: tests.clock) handed to open_user_memory.
 - `memory`: a UserMemory on an embedded Chroma folder under tmp_path, closed afterwards.
 - `chroma_server` (module): a real `chroma run` server on loopback (tests.fakes.chroma_server).
 """
@@ -18,23 +18,11 @@ import pytest
 
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory
+from tests.clock import Clock
 from tests.fakes.chroma_server import ChromaServer
 
 DAY = 86_400.0
 START = 1_780_000_000.0  # 2026-05-28, a Thursday
-
-
-class Clock:
-    """A clock the test moves by hand: `clock()` is the current epoch time."""
-
-    def __init__(self, now: float = START) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, days: float = 0.0, seconds: float = 0.0) -> None:
-        self.now += days * DAY + seconds
 
 
 class RecordingEmbedder:
@@ -63,8 +51,8 @@ def local_embedder() -> LocalEmbedder:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> Clock[float]:
+    return Clock(START)
 
 
 @pytest.fixture
