@@ -2,6 +2,7 @@
 
 - `local_embedder` (session): the offline all-MiniLM-L6-v2, loaded once for the whole run.
 - `RecordingEmbedder`: wraps the local embedder and records every call.
+- `opened`: a UserMemory that writes its snapshot at every close (the snapshot and version tests).
 - `clock`: a settable clock (epoch seconds: tests.clock) handed to open_user_memory.
 - `memory`: a UserMemory on an embedded Chroma folder under tmp_path, closed afterwards.
 - `chroma_server` (module): a real `chroma run` server on loopback (tests.fakes.chroma_server).
@@ -48,6 +49,11 @@ def local_embedder() -> LocalEmbedder:
     embedder = LocalEmbedder()
     embedder.load()
     return embedder
+
+
+def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:
+    """A UserMemory on the Chroma folder ``path`` that writes its snapshot at every close."""
+    return open_user_memory(str(path), embedder=embedder, snapshot_after=1, **options)  # type: ignore[arg-type]
 
 
 @pytest.fixture
