@@ -15,7 +15,7 @@ from bot.knowledge.summary import FOLD_INSTRUCTIONS, SUMMARY_HEADER
 from bot.process.runtime import Runtime
 from memory.stores.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
-from tests.bot.conftest import BOB, GUILD, ask, request_text
+from tests.bot.conftest import BOB, GUILD, ask, buffered, request_text
 from tests.fakes.openai_server import FakeOpenAI
 
 CHANNEL = "300000000000000001"
@@ -154,9 +154,8 @@ async def test_the_first_fold_of_a_busy_channel_folds_only_the_newest_messages_t
     fake.responder = _extractive
     async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
         start = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
-        await rt.buffer.append_many([
-            BufferedMessage(channel_id=CHANNEL, guild_id=GUILD, author_id=BOB, author_name="Bob", role="user",
-                            content=f"{n}: {FILLER}", created_at=start + timedelta(seconds=n)) for n in range(300)])
+        await rt.buffer.append_many([buffered(BOB, "user", f"{n}: {FILLER}", start + timedelta(seconds=n), name="Bob",
+                                              channel=CHANNEL) for n in range(300)])
         assert await rt.pipeline.summaries.fold(CHANNEL)
         [fold] = [r for r in fake.requests if _is_fold(r)]
         new_messages = fold["messages"][1]["content"].split("The new messages", 1)[1]
