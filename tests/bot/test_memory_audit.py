@@ -119,8 +119,9 @@ def test_a_huge_entry_is_cut_to_one_page() -> None:
     assert len(text) <= 2000 and len(chosen) == 1
 
 
-async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtime,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def audit_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
+    """The threads the services build /memory show's entries on, one per build."""
     threads: list[threading.Thread] = []
 
     def spied(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
@@ -128,23 +129,21 @@ async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtim
         return audit_entries(hits)
 
     monkeypatch.setattr(services, "audit_entries", spied)
+    return threads
+
+
+async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtime,
+                                                                  audit_threads: list[threading.Thread]) -> None:
     await runtime.user_memory.add(ALICE, "I moved to Lisbon", {"kind": "fact"}, scope=f"guild:{GUILD}")
 
     entries = await runtime.services.memory.memory_entries(ALICE, GUILD)
 
     assert [e.text for e in entries] == ["I moved to Lisbon"]
-    assert threads and threads[0] is not threading.main_thread()
+    assert audit_threads and audit_threads[0] is not threading.main_thread()
 
 
 async def test_the_consoles_memory_show_builds_its_entries_off_the_event_loop(
-        runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[threading.Thread] = []
-
-    def spied(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
-        threads.append(threading.current_thread())
-        return audit_entries(hits)
-
-    monkeypatch.setattr(services, "audit_entries", spied)
+        runtime: Runtime, audit_threads: list[threading.Thread]) -> None:
     await runtime.user_memory.add(CONSOLE_USER, "I moved to Lisbon", {"kind": "fact"}, scope=f"guild:{GUILD}")
     lines = iter(["/memory\n", "/quit\n"])
     out = io.StringIO()
@@ -152,4 +151,4 @@ async def test_the_consoles_memory_show_builds_its_entries_off_the_event_loop(
     assert await ConsoleChat(runtime, Console(file=out, width=100), readline=lambda: next(lines, "")).run() == 0
 
     assert "[fact] I moved to Lisbon" in out.getvalue() and "1 remembered (1 item(s)):" in out.getvalue()
-    assert threads and threads[0] is not threading.main_thread()
+    assert audit_threads and audit_threads[0] is not threading.main_thread()
