@@ -39,8 +39,9 @@ __all__ = ["FOLD_INSTRUCTIONS", "RunningSummaries", "SUMMARY_HEADER", "kept", "s
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 600
-FOLD_READ_LIMIT = 400  # unsummarised messages folded at once (and as many as fit the history budget);
-# older ones beyond these are never folded
+# the most messages one fold takes (no more than fit the turn's history budget either); older
+# unsummarised ones beyond them are never folded
+FOLD_READ_LIMIT = 400
 SUMMARY_HEADER = "Summary of this channel's earlier conversation (written by you, the bot, from messages no longer shown):"
 FOLD_INSTRUCTIONS = (
     "You keep the running summary of a Discord channel's conversation for the bot that answers there. "
