@@ -200,3 +200,23 @@ async def test_the_forgets_reply_says_that_the_channel_summaries_holding_the_per
         assert forgotten.summaries == 1
         assert "1 channel summary(ies) that held your words" in forgotten.summary()
         assert await rt.pipeline.summaries.current(CHANNEL) is None
+
+
+async def test_a_private_turn_which_adds_nothing_to_the_buffer_checks_for_no_fold(
+        make_runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        checked: list[str] = []
+        real = rt.buffer.count
+
+        async def counted(channel_id: str, **options: Any) -> int:
+            checked.append(channel_id)
+            return await real(channel_id, **options)
+
+        monkeypatch.setattr(rt.buffer, "count", counted)
+        assert (await rt.pipeline.handle(ask("just between us", channel=CHANNEL, private=True))).ok
+        await rt.pipeline.summaries.wait_idle()
+        assert checked == []
+        assert (await rt.pipeline.handle(ask("said aloud", channel=CHANNEL))).ok
+        await rt.pipeline.summaries.wait_idle()
+        assert checked == [CHANNEL]
