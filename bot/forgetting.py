@@ -4,7 +4,9 @@ Within the reach bot.turn.privacy gives (a server: its rows and the memory the p
 answers there recall; a DM, or MEMORY_SCOPE=global: everywhere), in this order:
 1. the SQLite file (memory.stores.erasure): their channel-buffer rows and the bot's answers to them,
    their traces (questions with attachments' text and images' descriptions, steps, answers),
-   memory writes of theirs deferred while the memory was down, their pending reminders;
+   memory writes of theirs deferred while the memory was down, their pending reminders, and the
+   running summaries of channels that folded in their words (the reply says so: a summary holds
+   everyone's words, so it goes whole);
 2. the semantic memory's items (bot.turn.memory_reach).
 The file goes first so that no deferred write of theirs can land after the memory is cleared;
 a failure part-way is told as one sentence, and forgetting again finishes the job. A turn of
@@ -36,10 +38,12 @@ class Forgotten:
     traces: int = 0           # stored steps of their answers
     deferred_writes: int = 0  # memory writes still to be made
     reminders: int = 0        # pending reminders and scheduled questions
+    summaries: int = 0        # channels' running summaries that held their words
 
     @property
     def total(self) -> int:
-        return self.items + self.messages + self.answers + self.traces + self.deferred_writes + self.reminders
+        return (self.items + self.messages + self.answers + self.traces + self.deferred_writes + self.reminders
+                + self.summaries)
 
     def summary(self) -> str:
         """One sentence for the person."""
@@ -51,6 +55,8 @@ class Forgotten:
             parts.append(f"{self.deferred_writes} memory write(s) still waiting")
         if self.reminders:
             parts.append(f"{self.reminders} pending reminder(s)")
+        if self.summaries:
+            parts.append(f"{self.summaries} channel summary(ies) that held your words")
         return "Done: I forgot " + ", ".join(parts) + "."
 
 
@@ -61,4 +67,4 @@ async def forget_person(memory: UserMemory, rows: PersonErasure | None, user_id:
     erased = await rows.erase(user_id, None if reach.everywhere else reach.guild_id) if rows else ErasedRows()
     items = await forget_reach(memory, user_id, reach)
     return Forgotten(items=items, messages=erased.messages, answers=erased.replies, traces=erased.traces,
-                     deferred_writes=erased.deferred_writes, reminders=erased.reminders)
+                     deferred_writes=erased.deferred_writes, reminders=erased.reminders, summaries=erased.summaries)

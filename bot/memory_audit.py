@@ -22,12 +22,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.turn.memory_reach import created_of
 from bot.turn.privacy import is_private_scope
 from memory.semantic import MemoryHit
 from memory.semantic.ranking import tokenize
 from memory.stores.traces import Recalled
 
-__all__ = ["RARE_IN", "AuditEntry", "RecalledMemory", "audit_entries", "created_of", "message_link", "place_of",
+__all__ = ["RARE_IN", "AuditEntry", "RecalledMemory", "audit_entries", "message_link", "place_of",
            "recalled_memories", "text_field"]
 
 RARE_IN = 3  # a word in at most this many entries is rare enough to name one subject
@@ -74,12 +75,6 @@ def text_field(metadata: Mapping[str, object], key: str) -> str | None:
     """The metadata value of `key` when it is a str with something in it; else None."""
     value = metadata.get(key)
     return value if isinstance(value, str) and value.strip() else None
-
-
-def created_of(metadata: Mapping[str, object]) -> float | None:
-    """When an item was stored (epoch seconds), or None when its metadata does not say."""
-    value = metadata.get("created_at")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def audit_entries(hits: Sequence[MemoryHit]) -> list[AuditEntry]:

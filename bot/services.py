@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -116,12 +116,11 @@ class PersonMemoryService:
         enough to hold up every other turn and Discord's heartbeat."""
         return await asyncio.to_thread(audit_entries, await self.memory_items(user_id, guild_id))
 
-    async def forget_items(self, user_id: str, guild_id: str | None, item_ids: Sequence[str]) -> int:
-        """Delete those of ``item_ids`` that are this person's items here (one entry of
-        /memory show); how many were deleted. An id of another place or person is left alone."""
-        here = {hit.id for hit in await self.memory_items(user_id, guild_id)}
-        return sum([await self._memory.delete(user_id, item_id) for item_id in dict.fromkeys(item_ids)
-                    if item_id in here])
+    async def forget_items(self, user_id: str, entry: AuditEntry) -> int:
+        """Delete the items of ``entry``, one of this person's entries listed by `memory_entries`
+        (so theirs, in the place it was listed for); how many were deleted. An item gone since, or
+        another person's, is left alone (UserMemory.delete is per person)."""
+        return sum([await self._memory.delete(user_id, item_id) for item_id in dict.fromkeys(entry.item_ids)])
 
     async def recalled(self, record: TraceRecord) -> list[RecalledMemory]:
         """The memories ``record``'s answer recalled, as its asker's memory holds them now."""

@@ -36,7 +36,6 @@ from agent.events import AgentEvent, AnswerDelta, FinalAnswer, ModelCalled, Nudg
 from bot.console.reminders import ConsoleReminderSender
 from bot.reminders.delivery import ReminderDelivery
 from bot.settings.config import Settings
-from bot.turn.memory_tools import memory_entries
 from bot.turn.requests import TurnRequest
 from bot.process.runtime import Runtime
 from bot.process.shutdown import StopSignal, serve_until_stopped
@@ -268,12 +267,12 @@ class ConsoleChat:
         services = self.runtime.services
         sub = args[0].lower() if args else "show"
         if sub in ("show", "list"):
-            items = await services.memory.memory_items(self.user_id, None)
-            if not items:
+            entries = await services.memory.memory_entries(self.user_id, None)  # built off the event loop
+            if not entries:
                 self.console.print(Text("I don't remember anything about you yet.", style="yellow"))
                 return
-            entries = memory_entries(items)
-            self.console.print(Text(f"{len(entries)} remembered ({len(items)} item(s)):", style="bold"))
+            items = sum(len(entry.item_ids) for entry in entries)
+            self.console.print(Text(f"{len(entries)} remembered ({items} item(s)):", style="bold"))
             for entry in entries:
                 self.console.print(Text(f"- [{entry.kind}] ", style="dim").append(_clip(entry.text, 300)))
         elif sub == "export":

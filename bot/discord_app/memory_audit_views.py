@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 
 import discord
 
-from bot.discord_app.views import ConfirmView, PagerView, paginate
-from bot.memory_audit import AuditEntry, RecalledMemory, created_of, message_link, place_of, text_field
+from bot.discord_app.views import ConfirmView, PagerView, excerpt, paginate
+from bot.memory_audit import AuditEntry, RecalledMemory, message_link, place_of, text_field
+from bot.turn.memory_reach import created_of
 
 __all__ = ["EXCERPT_CHARS", "MemoryPagerView", "entry_line", "entry_pages", "forget_prompt", "recalled_lines"]
 
@@ -36,11 +37,6 @@ def _place(guild_id: str | None, channel_id: str | None, private: bool) -> str:
         return "DM"
     where = f"<#{channel_id}>" if channel_id else "this server"
     return f"{where}, private answer" if private else where
-
-
-def _excerpt(text: str, limit: int) -> str:
-    body = " ".join(text.split())
-    return body if len(body) <= limit else body[: limit - 1].rstrip() + "…"
 
 
 def entry_line(entry: AuditEntry) -> str:
@@ -82,7 +78,7 @@ def recalled_lines(recalled: Sequence[RecalledMemory]) -> list[str]:
         guild, private = place_of(meta)
         channel = text_field(meta, "channel_id")
         when = _day(created_of(meta))
-        line = f"{head} [{when}, {_place(guild, channel, private)}] {_excerpt(memory.hit.text, EXCERPT_CHARS)}"
+        line = f"{head} [{when}, {_place(guild, channel, private)}] {excerpt(memory.hit.text, EXCERPT_CHARS)}"
         if meta.get("kind") == "reply":
             line += " (my answer)"
         if link := message_link(guild, channel, text_field(meta, "message_id")):
@@ -92,7 +88,7 @@ def recalled_lines(recalled: Sequence[RecalledMemory]) -> list[str]:
 
 
 def forget_prompt(entry: AuditEntry) -> str:
-    return f"Forget {entry.number}. “{_excerpt(entry.text, 300)}” from my memory? This cannot be undone."
+    return f"Forget {entry.number}. “{excerpt(entry.text, 300)}” from my memory? This cannot be undone."
 
 
 class MemoryPagerView(PagerView):
@@ -118,7 +114,7 @@ class MemoryPagerView(PagerView):
             self.remove_item(self.previous)
             self.remove_item(self.next)
         self.menu.options = [
-            discord.SelectOption(label=_excerpt(f"{e.number}. {e.text}", OPTION_CHARS), value=str(e.number))
+            discord.SelectOption(label=excerpt(f"{e.number}. {e.text}", OPTION_CHARS), value=str(e.number))
             for e in self.entries[self.index]]
 
     async def _picked(self, interaction: discord.Interaction) -> None:

@@ -1,4 +1,4 @@
-"""Buttons: a pager for long ephemeral lists and a confirm/cancel prompt.
+"""Buttons: a pager for long ephemeral lists and a confirm/cancel prompt; the text they show cut to size.
 
 Both only answer the person who opened them; anyone else pressing gets a short refusal. When
 they expire, the buttons are taken off the message.
@@ -14,11 +14,18 @@ import discord
 
 from bot.discord_app.interactions import tell
 
-__all__ = ["ConfirmView", "PagerView", "paginate"]
+__all__ = ["ConfirmView", "PagerView", "excerpt", "paginate"]
 
 log = logging.getLogger(__name__)
 
 PAGE_CHARS = 1800
+
+
+def excerpt(text: str, limit: int) -> str:
+    """``text`` on one line (its whitespace runs made single spaces), cut to at most ``limit``
+    characters with "…" (a select option's label, a list line, a quote in a prompt)."""
+    body = " ".join(text.split())
+    return body if len(body) <= limit else body[: limit - 1].rstrip() + "…"
 
 
 def paginate(lines: Sequence[str], page_chars: int = PAGE_CHARS) -> list[str]:

@@ -9,7 +9,10 @@ turn's path), one at a time per channel; a `/reset` or a forget meanwhile makes 
 void (the store's compare-and-set). Private turns are not in the buffer, so never folded.
 
 Which messages stay verbatim (`kept`): the newest ones within the window whose tokens fit half
-the turn's history budget; the rest of the unsummarised ones are folded. The summary itself is
+the turn's history budget; the rest of the unsummarised ones are folded. Whether a fold is due
+is decided from the buffer's count and sizes (measured in SQL); messages are read only then,
+and one fold takes the newest of them that fit the turn's history budget (a channel's first
+fold may find hundreds: the older ones are left out). The summary itself is
 bounded (SUMMARY_MAX_TOKENS) and, in the prompt, quoted material (bot.turn.history.quoted).
 
 Part of bot/: joins the buffer, the summaries store and the model; knows nothing of Discord.
@@ -24,19 +27,21 @@ from collections.abc import Callable, Sequence
 from agent.errors import LLMError
 from agent.loop import ChatModel
 from bot.knowledge.transcript import transcript_lines
-from bot.turn.context_budget import message_tokens
+from bot.turn.context_budget import MESSAGE_OVERHEAD_TOKENS
 from bot.turn.history import quoted
 from memory.errors import MemoryStoreError
-from memory.stores.buffer import BufferedMessage, ChannelBuffer
+from memory.stores.buffer import ChannelBuffer, MessageSize
 from memory.stores.summaries import ChannelSummaries, ChannelSummary
-from memory.tokens import truncate_to_tokens
+from memory.tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = ["FOLD_INSTRUCTIONS", "RunningSummaries", "SUMMARY_HEADER", "kept", "summary_message"]
 
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 600
-FOLD_READ_LIMIT = 400  # unsummarised messages read at once; older ones beyond this are never folded
+# the most messages one fold takes (no more than fit the turn's history budget either); older
+# unsummarised ones beyond them are never folded
+FOLD_READ_LIMIT = 400
 SUMMARY_HEADER = "Summary of this channel's earlier conversation (written by you, the bot, from messages no longer shown):"
 FOLD_INSTRUCTIONS = (
     "You keep the running summary of a Discord channel's conversation for the bot that answers there. "
@@ -47,18 +52,30 @@ FOLD_INSTRUCTIONS = (
 )
 
 
-def kept(messages: Sequence[BufferedMessage], *, window: int, token_budget: int) -> int:
-    """How many of the newest ``messages`` (oldest first) a turn keeps verbatim: at most
-    ``window`` of them, as many as fit ``token_budget``; messages stored at one time (a question
-    and its answer) stay together."""
+def kept(messages: Sequence[MessageSize], *, window: int, token_budget: int) -> int:
+    """How many of the newest ``messages`` (oldest first; the newest ``window`` + 1 of them are
+    enough) a turn keeps verbatim: at most ``window`` of them, as many as fit ``token_budget``;
+    messages stored at one time (a question and its answer) stay together."""
     count, used = 0, 0
     for m in reversed(messages[-window:] if window else []):
-        used += message_tokens(m.content)
+        used += m.tokens + MESSAGE_OVERHEAD_TOKENS
         if used > token_budget:
             break
         count += 1
     while 0 < count < len(messages) and messages[-count].created_at == messages[-count - 1].created_at:
         count -= 1  # the older half of a pair left out: leave out the newer half too
+    return count
+
+
+def _newest_within(lines: Sequence[str], budget: int) -> int:
+    """How many of the newest ``lines`` fit ``budget`` tokens once quoted (one at least: the
+    buffer cut a lone message too long for it)."""
+    count, used = 0, 0
+    for line in reversed(lines):
+        used += estimate_tokens("> " + line + "\n")
+        if used > budget and count:
+            break
+        count += 1
     return count
 
 
@@ -117,16 +134,27 @@ class RunningSummaries:
         """Fold the channel's messages that left the kept window into its summary once at
         least `every` of them have gathered; whether a new summary was stored."""
         previous = await self._store.get(channel_id)
-        recent = await self._buffer.recent(channel_id, limit=self._window + FOLD_READ_LIMIT)
-        fresh = [m for m in recent if previous is None or m.created_at > previous.through]
-        keep = kept(fresh, window=self._window, token_budget=max(self._history_tokens() // 2, 1))
-        folding = fresh[:len(fresh) - keep]
-        if len(folding) < self.every:
+        mark = await self._store.forget_mark()  # before any message is read: a forget after it voids the fold
+        after = previous.through if previous is not None else None
+        unsummarised = await self._buffer.count(channel_id, after=after)
+        if unsummarised < self.every:
             return False
+        newest = await self._buffer.sizes(channel_id, after=after, limit=self._window + 1)
+        keep = kept(newest, window=self._window, token_budget=max(self._history_tokens() // 2, 1))
+        if unsummarised - keep < self.every:
+            return False  # decided from counts and sizes: no message read
+        bound = max(self._history_tokens(), 1)  # the new messages' tokens, like a turn's history
+        folding = await self._buffer.recent(channel_id, limit=FOLD_READ_LIMIT, token_budget=bound, after=after,
+                                            before=newest[-keep].created_at if keep else None)
+        lines = transcript_lines(folding)
+        start = len(lines) - _newest_within(lines, bound)
+        folding, lines = folding[start:], lines[start:]
+        if not folding:
+            return False  # removed meanwhile (a /reset, a forget)
         so_far = previous.text if previous is not None else "(none yet)"
         prompt = [{"role": "system", "content": FOLD_INSTRUCTIONS},
                   {"role": "user", "content": quoted("The summary so far:", so_far) + "\n\n"
-                   + quoted("The new messages, oldest first:", "\n".join(transcript_lines(folding)))}]
+                   + quoted("The new messages, oldest first:", "\n".join(lines))}]
         completion = await self._llm.complete(prompt)
         text = completion.content.strip()
         if not text:
@@ -135,7 +163,7 @@ class RunningSummaries:
         text = truncate_to_tokens(text, SUMMARY_MAX_TOKENS) or text[:2000]
         folded = len(folding) + (previous.folded if previous is not None else 0)
         stored = await self._store.save(channel_id, text, through=folding[-1].created_at, folded=folded,
-                                        previous=previous, guild_id=folding[-1].guild_id,
+                                        previous=previous, forget_mark=mark, guild_id=folding[-1].guild_id,
                                         authors=[m.author_id for m in folding if m.role != "assistant"])
         log.info("channel %s: running summary %s (%d messages folded, %d in all)", channel_id,
                  "updated" if stored else "discarded (the channel changed meanwhile)", len(folding), folded)

@@ -44,6 +44,7 @@ __all__ = ["LATE_AFTER", "ReminderDelivery", "ReminderSender", "SendOutcome", "n
 log = logging.getLogger(__name__)
 
 POLL_S = 30.0
+DUE_PAGE = 100  # due reminders read at once
 LATE_AFTER = timedelta(minutes=1)
 RETRY_S = 5.0
 RETRY_MAX_S = 300.0
@@ -114,11 +115,11 @@ class ReminderDelivery:
         many were started."""
         now = self.now()
         started = []
-        due = await self._store.due(now)
+        due = await self._owned_due(now)
         ids = {reminder.id for reminder in due}
         self._retry_at = {rid: at for rid, at in self._retry_at.items() if rid in ids}  # closed or cancelled since
         for reminder in due:
-            if reminder.id in self._running or not self._sender.owns(reminder):
+            if reminder.id in self._running:
                 continue
             if (retry := self._retry_at.get(reminder.id)) is not None and retry[0] > now:
                 continue
@@ -129,6 +130,18 @@ class ReminderDelivery:
         if wait and self._running:
             await asyncio.gather(*self._running.values())
         return len(started)
+
+    async def _owned_due(self, now: datetime) -> list[Reminder]:
+        """Every occurrence due at ``now`` that this process owns, read a page at a time to the
+        end, so that others' (another shard's, a Discord bot's sharing DATA_DIR) due before them
+        never hide its own."""
+        owned: list[Reminder] = []
+        page = await self._store.due(now, limit=DUE_PAGE)
+        while True:
+            owned += (reminder for reminder in page if self._sender.owns(reminder))
+            if len(page) < DUE_PAGE:
+                return owned
+            page = await self._store.due(now, after=page[-1], limit=DUE_PAGE)
 
     async def run(self) -> None:
         """Deliver until cancelled (the front end runs this as a task and cancels it on close).

@@ -13,12 +13,13 @@ Part of bot/: over memory.semantic's public API .
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from bot.turn.privacy import Reach, is_private_scope
 from memory.semantic import MemoryHit, UserMemory
 
-__all__ = ["PUBLIC_FETCH_MAX", "export_reach", "forget_reach", "list_reach", "search_reach"]
+__all__ = ["PUBLIC_FETCH_MAX", "created_of", "export_reach", "forget_reach", "list_reach", "search_reach"]
 
 PUBLIC_OVERFETCH = 4     # a public search over everything asks for this many times k at first
 PUBLIC_FETCH_MAX = 400   # and at most this many hits
@@ -46,9 +47,10 @@ async def search_reach(memory: UserMemory, user_id: str, query: str, k: int,
         want = min(want * PUBLIC_OVERFETCH, PUBLIC_FETCH_MAX)
 
 
-def _created(hit: MemoryHit) -> float:
-    value = hit.metadata.get("created_at")
-    return float(value) if isinstance(value, (int, float)) else 0.0
+def created_of(metadata: Mapping[str, object]) -> float | None:
+    """When an item was stored (epoch seconds), or None when its metadata does not say."""
+    value = metadata.get("created_at")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 async def list_reach(memory: UserMemory, user_id: str, reach: Reach) -> list[MemoryHit]:
@@ -57,7 +59,7 @@ async def list_reach(memory: UserMemory, user_id: str, reach: Reach) -> list[Mem
         hits = await memory.list(user_id, scope=None)
         return [h for h in hits if not is_private_scope(h.metadata.get("scope"))] if reach.public_only else hits
     lists = [await memory.list(user_id, scope=scope) for scope in reach.scopes]
-    return sorted((hit for hits in lists for hit in hits), key=_created)
+    return sorted((hit for hits in lists for hit in hits), key=lambda hit: created_of(hit.metadata) or 0.0)
 
 
 async def export_reach(memory: UserMemory, user_id: str, reach: Reach) -> list[dict[str, Any]]:

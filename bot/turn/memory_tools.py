@@ -25,16 +25,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.tools.registry import Tool, ToolContext, ToolError, ToolFn, ToolRegistry
-from bot.memory_audit import audit_entries
-from bot.turn.memory_reach import search_reach
+from bot.turn.memory_reach import created_of, search_reach
 from bot.turn.privacy import MemoryPolicy, Reach
 from memory.errors import StoreUnavailable
 from memory.semantic import MemoryHit, UserMemory
 from memory.semantic.ranking import tokenize
 from memory.stores.traces import Recalled
 
-__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryEntry", "MemoryTools", "format_memory_line", "memory_entries",
-           "memory_lines"]
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
 
 MAX_FACT_CHARS = 1000
 MAX_FACTS_PER_TURN = 5
@@ -58,8 +56,8 @@ def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
     bot's own reply reads "you replied to “question”: answer"; a message stored with the
     message it answered (metadata `context`) ends with "(answering: “...”)"."""
     meta = metadata or {}
-    created = meta.get("created_at")
-    stamp = [f"{datetime.fromtimestamp(created, UTC):%Y-%m-%d}"] if isinstance(created, (int, float)) else []
+    created = created_of(meta)
+    stamp = [f"{datetime.fromtimestamp(created, UTC):%Y-%m-%d}"] if created is not None else []
     stamp += ["earlier"] if earlier else []
     prefix = f"({', '.join(stamp)}) " if stamp else ""
     body = _one_line(text, max_chars)
@@ -72,15 +70,11 @@ def format_memory_line(text: str, metadata: dict[str, Any] | None, *,
     return prefix + body
 
 
-def _created(hit: MemoryHit) -> float:
-    value = hit.metadata.get("created_at")
-    return float(value) if isinstance(value, (int, float)) else 0.0
-
-
 def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> list[str]:
     """Recalled memories as lines, newest first; a memory sharing a word (BM25's tokens)
     with a newer one among them is marked earlier: it may have been superseded."""
-    ordered = sorted(hits, key=_created, reverse=True)  # stable: equal times keep their rank
+    # stable: equal times keep their rank
+    ordered = sorted(hits, key=lambda hit: created_of(hit.metadata) or 0.0, reverse=True)
     seen: set[str] = set()
     lines = []
     for hit in ordered:
@@ -90,22 +84,6 @@ def memory_lines(hits: Sequence[MemoryHit], *, max_chars: int | None = None) -> 
         seen |= words
     return lines
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class MemoryEntry:
-    """One thing remembered, as a person reads it in /memory show: an exchange (their message and
-    the answer stored beside it: two items of one turn) or one item alone (a fact)."""
-
-    kind: str
-    text: str
-    created_at: float | None
-
-
-def memory_entries(hits: Sequence[MemoryHit]) -> list[MemoryEntry]:
-    """``hits`` (oldest first) as entries: the "exchange" and "reply" items of one turn (same
-    trace_id) become one entry, "you: ... / me: ...", where the first of them stood
-    (bot.memory_audit.audit_entries, without the places and marks /memory show adds)."""
-    return [MemoryEntry(entry.kind, entry.text, entry.created_at) for entry in audit_entries(hits)]
 
 
 class MemoryTools:

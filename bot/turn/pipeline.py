@@ -246,7 +246,7 @@ class TurnPipeline:
             self.tracker.leave(task)
             admission.release()
         self.health.record(result.error_kind)
-        if result.ok and self.summaries is not None:
+        if result.ok and not req.private and self.summaries is not None:  # a private turn buffers nothing
             self.summaries.after_turn(req.channel_id)  # folds what left the window, off this turn's path
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,

@@ -79,7 +79,7 @@ def exchange_items(req: TurnRequest, question: str, answer: str, trace_id: str, 
     - The person's message (kind "exchange"), with its Discord `message_id` when it was one
       (a slash command's question is not a message). When it is short (at most SHORT_MESSAGE_WORDS
       words) and `previous` (what it answered: the channel's message before it, see
-      ``TurnStore._context_of``) is given, that text rides along as metadata `context`,
+      ``_context_of``) is given, that text rides along as metadata `context`,
       which the memory embeds and keyword-indexes with the text while showing the text alone:
       "Yes! It was amazing" is found by what it answered. When `previous_theirs` (another
       person's message, or the bot's answer to another person) it goes as
@@ -113,6 +113,21 @@ def has_visible_text(text: str) -> bool:
     """False for text of only whitespace and invisible format characters (zero-width, bidi
     marks: Unicode category Cf): nothing to answer, and nothing the memory would store."""
     return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+
+
+def _context_of(last_two: Sequence[BufferedMessage], user_id: str, question: str,
+                now: datetime) -> tuple[str | None, bool]:
+    """What a short message answered, for its context, and whether it is another person's: the
+    last of ``last_two`` (the channel's last messages before this turn), for a short message
+    only, and only if said within CONTEXT_MAX_AGE_S. Another person's message, or the bot's
+    answer to another person, is theirs: the item is indexed by it and does not keep it."""
+    if len(question.split()) > SHORT_MESSAGE_WORDS or not last_two:
+        return None, False
+    last = last_two[-1]
+    if (now - last.created_at).total_seconds() > CONTEXT_MAX_AGE_S:
+        return None, False
+    author = answered_person(last_two, len(last_two) - 1) if last.role == "assistant" else last.author_id
+    return last.content, author != user_id
 
 
 class TurnStore:
@@ -208,12 +223,14 @@ class TurnStore:
         self._storing.add(trace_id)
         try:
             if answered and remember:
-                previous, theirs = await self._context_of(req, question, when)
+                last_two = await self._buffer.recent(req.channel_id, limit=2)  # the turn's rows are not stored yet
+                previous, theirs = _context_of(last_two, req.user_id, question, when)
                 place = self._policy.store_scope(req.guild_id, req.private)
                 visibility = self._policy.visibility(req.guild_id, req.private)
                 facts = [fact for fact in facts if has_visible_text(fact)]  # an invisible one is refused
-                said, *kept = await self._recall_fields(req, question, facts, when,
-                                                        context=bool(previous and previous.strip()))
+                before = [] if previous and previous.strip() else before_lines(last_two, req.user_id, when,
+                                                                                CONTEXT_MAX_AGE_S)
+                said, *kept = await self._recall_fields(req, question, facts, when, before)
                 items: list[AddItem] = [
                     (req.user_id, text, {**meta, **said} if meta["kind"] == "exchange" else meta, place)
                     for text, meta in exchange_items(req, question, answer, trace_id, previous=previous,
@@ -272,27 +289,11 @@ class TurnStore:
                     await self.writes.settle(trace_id)
             raise
 
-    async def _context_of(self, req: TurnRequest, question: str, now: datetime) -> tuple[str | None, bool]:
-        """What a short message answered, for its context, and whether it is another person's:
-        the channel's last message before this turn (read only for short messages, and only
-        if said within CONTEXT_MAX_AGE_S). Another person's message, or the bot's answer to
-        another person, is theirs: the item is indexed by it and does not keep it."""
-        if len(question.split()) > SHORT_MESSAGE_WORDS:
-            return None, False
-        recent = await self._buffer.recent(req.channel_id, limit=2)
-        if not recent or (now - recent[-1].created_at).total_seconds() > CONTEXT_MAX_AGE_S:
-            return None, False
-        last = recent[-1]
-        author = answered_person(recent, len(recent) - 1) if last.role == "assistant" else last.author_id
-        return last.content, author != req.user_id
-
-    async def _recall_fields(self, req: TurnRequest, question: str, facts: Sequence[str], when: datetime, *,
-                             context: bool) -> list[dict[str, str]]:
-        """bot.turn_store.recall_fields for the person's message (with the lines of their own
-        conversation before it, unless it carries `context`), then for each fact: computed in a
-        worker thread (dateparser)."""
-        before = [] if context else before_lines(await self._buffer.recent(req.channel_id, limit=2),
-                                                 req.user_id, when, CONTEXT_MAX_AGE_S)
+    async def _recall_fields(self, req: TurnRequest, question: str, facts: Sequence[str], when: datetime,
+                             before: Sequence[str]) -> list[dict[str, str]]:
+        """bot.turn_store.recall_fields for the person's message (with ``before``, the lines of
+        their own conversation before it), then for each fact: computed in a worker thread
+        (dateparser)."""
         texts = [question, *facts]
         return await asyncio.to_thread(lambda: [
             recall_fields(req.display_name, text, when, before if n == 0 else ()) for n, text in enumerate(texts)])

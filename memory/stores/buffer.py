@@ -29,7 +29,7 @@ from typing import Literal
 from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
-__all__ = ["BufferedMessage", "ChannelBuffer"]
+__all__ = ["BufferedMessage", "ChannelBuffer", "MessageSize"]
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +37,15 @@ ROLES = ("user", "assistant", "other")
 PRUNE_BATCH = 5000
 
 RECENT_SQL = (
-    "SELECT * FROM buffer_messages WHERE channel_id = ? ORDER BY created_at_us DESC, id DESC LIMIT ?"
+    "SELECT * FROM buffer_messages WHERE channel_id = ? AND created_at_us > ? AND created_at_us < ? "
+    "ORDER BY created_at_us DESC, id DESC LIMIT ?"
 )
+COUNT_SQL = "SELECT COUNT(*) AS n FROM buffer_messages WHERE channel_id = ? AND created_at_us > ?"
+SIZES_SQL = (  # estimate_tokens: memory.tokens, registered on the connection (memory.stores.database)
+    "SELECT created_at_us, estimate_tokens(content) AS tokens FROM buffer_messages "
+    "WHERE channel_id = ? AND created_at_us > ? ORDER BY created_at_us DESC, id DESC LIMIT ?"
+)
+_EARLIEST, _LATEST = -(2**63), 2**63 - 1  # created_at_us bounds when none is given
 PRUNE_SQL = (
     "DELETE FROM buffer_messages WHERE id IN "
     "(SELECT id FROM buffer_messages WHERE created_at_us < ? LIMIT ?)"
@@ -64,6 +71,14 @@ class BufferedMessage:
     content: str
     created_at: datetime  # timezone-aware
     message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSize:
+    """A message's time and estimated tokens (memory.tokens), read without its text."""
+
+    created_at: datetime
+    tokens: int
 
 
 def _row_of(msg: BufferedMessage) -> tuple[object, ...]:
@@ -124,10 +139,12 @@ class ChannelBuffer:
             await self._db.executemany(_INSERT, rows)
 
     async def recent(
-        self, channel_id: str, *, limit: int = 40, token_budget: int | None = None
+        self, channel_id: str, *, limit: int = 40, token_budget: int | None = None,
+        after: datetime | None = None, before: datetime | None = None,
     ) -> list[BufferedMessage]:
         """The channel's latest messages, oldest first: at most ``limit`` of them, and at most
-        ``token_budget`` estimated tokens of content when a budget is given."""
+        ``token_budget`` estimated tokens of content when a budget is given; only those stored
+        after ``after`` and before ``before`` when given."""
         require_id("channel_id", channel_id)
         if limit < 0:
             raise ValueError(f"limit must be >= 0: {limit}")
@@ -135,12 +152,26 @@ class ChannelBuffer:
             raise ValueError(f"token_budget must be >= 0: {token_budget}")
         if limit == 0 or token_budget == 0:
             return []
-        rows = await self._db.fetchall(RECENT_SQL, (channel_id, limit))
+        rows = await self._db.fetchall(RECENT_SQL, (channel_id, _EARLIEST if after is None else epoch_us(after),
+                                                    _LATEST if before is None else epoch_us(before), limit))
         newest_first = [_message_of(row) for row in rows]
         if token_budget is not None:
             newest_first = _within_budget(newest_first, token_budget)
         newest_first.reverse()
         return newest_first
+
+    async def count(self, channel_id: str, *, after: datetime | None = None) -> int:
+        """How many messages the channel holds (stored after ``after`` when given)."""
+        require_id("channel_id", channel_id)
+        row = await self._db.fetchone(COUNT_SQL, (channel_id, _EARLIEST if after is None else epoch_us(after)))
+        return int(row["n"]) if row is not None else 0
+
+    async def sizes(self, channel_id: str, *, limit: int, after: datetime | None = None) -> list[MessageSize]:
+        """The time and estimated tokens of the channel's latest ``limit`` messages (stored after
+        ``after`` when given), oldest first: their text is measured in SQL, never read."""
+        require_id("channel_id", channel_id)
+        rows = await self._db.fetchall(SIZES_SQL, (channel_id, _EARLIEST if after is None else epoch_us(after), limit))
+        return [MessageSize(from_epoch_us(row["created_at_us"]), int(row["tokens"])) for row in reversed(rows)]
 
     async def clear(self, channel_id: str) -> int:
         """Delete a channel's messages; returns how many were deleted."""

@@ -43,6 +43,7 @@ import aiosqlite
 
 from memory.errors import SchemaVersionError, StoreUnavailable
 from memory.stores.migrations import MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+from memory.tokens import estimate_tokens
 
 __all__ = ["Database", "DatabaseOpener"]
 
@@ -224,6 +225,8 @@ class Database:
             await conn.execute("PRAGMA synchronous = NORMAL")
             await conn.execute("PRAGMA foreign_keys = ON")
             await conn.execute("PRAGMA secure_delete = ON")  # a deleted row's words are zeroed, not left in free pages
+            # the stores measure text in SQL with the same estimate as in Python (memory.stores.buffer.sizes)
+            await conn.create_function("estimate_tokens", 1, estimate_tokens, deterministic=True)
             db = cls(conn, path)
             await db._migrate()
         except BaseException as exc:

@@ -6,7 +6,8 @@ question with its attachments' text and images' descriptions, the steps, the ans
 memory writes of their turns deferred while the semantic memory was down (the items' text), their
 pending reminders (what to say or ask them later), and the running summaries of the channels
 where they still have messages (a summary mixes everyone's words, so it goes whole; the next one
-is made from what remains).
+is made from what remains). It notes the channels it erased words in (``channel_forgets``), so that
+a summary folded from messages read before it is not stored after it (memory.stores.summaries).
 ``PersonErasure.erase`` deletes all of those, in every place or in one server, and returns how
 many of each; the semantic memory's items are the caller's (its own store). Deleted content is
 zeroed in the file (memory.stores.database sets ``secure_delete``) and the WAL is checkpointed and
@@ -23,8 +24,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
-from memory.stores.database import Database, require_id
+from memory.stores.database import Database, epoch_us, require_id
 
 __all__ = ["ErasedRows", "PersonErasure"]
 
@@ -48,6 +50,12 @@ _REMINDERS = "DELETE FROM reminders WHERE user_id = ?"
 _TIMEZONE = "DELETE FROM user_timezones WHERE user_id = ?"  # a person's own setting, not a server's
 # the summaries that folded in the person's words, and (summaries made before their authors were
 # kept) those of channels where the buffer still holds their messages
+# the channels where the person's words are erased, for a fold that read them to see (m013);
+# "{guild}" as above
+_FORGOTTEN_IN = ("INSERT INTO channel_forgets (channel_id, at_us) SELECT DISTINCT channel_id, ? FROM buffer_messages "
+                 "WHERE author_id = ? AND role IN ('user', 'other'){guild}")
+_FORGETS_PRUNE = "DELETE FROM channel_forgets WHERE at_us < ?"
+FORGETS_KEPT = timedelta(days=1)  # far longer than a fold (one model call) takes
 _SUMMARIES = ("DELETE FROM channel_summaries WHERE channel_id IN (SELECT channel_id FROM buffer_messages "
               "WHERE author_id = ? AND role IN ('user', 'other'){guild}) OR channel_id IN "
               "(SELECT channel_id FROM channel_summary_authors WHERE author_id = ?{guild})")
@@ -89,6 +97,9 @@ class PersonErasure:
                 deferred = await self._db.execute(_DEFERRED_EVERYWHERE, (user_id,))
             else:
                 deferred = await self._db.execute(_DEFERRED.format(guild=where), (user_id, user_id, *place))
+            now = datetime.now(UTC)
+            await self._db.execute(_FORGETS_PRUNE, (epoch_us(now - FORGETS_KEPT),))
+            await self._db.execute(_FORGOTTEN_IN.format(guild=where), (epoch_us(now), user_id, *place))
             summaries = await self._db.execute(_SUMMARIES.format(guild=where),
                                                (user_id, *place, user_id, *place))
             replies = await self._db.execute(_REPLIES + where, (user_id, *place))

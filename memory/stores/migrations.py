@@ -281,10 +281,30 @@ m012_summary_authors = Migration(
     ),
 )
 
+# Which channels each forget erased someone's words in (memory.stores.erasure), numbered, so that
+# a running summary folded from messages read before a forget is not stored after it
+# (memory.stores.summaries.save); a row matters only while such a fold may run, and a later forget
+# prunes it. AUTOINCREMENT: a number is never given twice, even once the rows are pruned.
+m013_channel_forgets = Migration(
+    13,
+    "m013_channel_forgets",
+    (
+        """
+        CREATE TABLE channel_forgets (
+            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+            channel_id TEXT NOT NULL,
+            at_us      INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX channel_forgets_channel ON channel_forgets (channel_id, seq)",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
                                      m005_token_usage, m006_deferred_memory_writes,
                                      m007_person_and_age_indexes, m008_trace_recalled, m009_reminders,
-                                     m010_server_documents, m011_channel_summaries, m012_summary_authors)
+                                     m010_server_documents, m011_channel_summaries, m012_summary_authors,
+                                     m013_channel_forgets)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

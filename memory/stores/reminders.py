@@ -115,11 +115,13 @@ class ReminderStore:
             f"SELECT {_COLUMNS} FROM reminders WHERE user_id = ? ORDER BY due_at_us, id", (user_id,))
         return [_row(r) for r in rows]
 
-    async def due(self, now: datetime, *, limit: int = 100) -> list[Reminder]:
-        """Reminders whose occurrence is due at ``now``, oldest first."""
+    async def due(self, now: datetime, *, after: Reminder | None = None, limit: int = 100) -> list[Reminder]:
+        """Reminders whose occurrence is due at ``now``, oldest first: the first ``limit``, or
+        with ``after`` (the last of a page read before) the next ``limit`` after it."""
+        start = (after.due_at_us, after.id) if after is not None else (-1, 0)
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM reminders WHERE due_at_us <= ? ORDER BY due_at_us, id LIMIT ?",
-            (epoch_us(now), limit))
+            f"SELECT {_COLUMNS} FROM reminders WHERE due_at_us <= ? AND (due_at_us, id) > (?, ?) "
+            "ORDER BY due_at_us, id LIMIT ?", (epoch_us(now), *start, limit))
         return [_row(r) for r in rows]
 
     async def next_due(self, after: datetime) -> datetime | None:

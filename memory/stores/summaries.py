@@ -5,9 +5,10 @@ One row per channel: the summary text, the time of the last buffer message it co
 folded into it over its life. The bot writes it off the turn's path; `save` is a
 compare-and-set so that a summary made from messages that a `/reset` (or a forget) removed
 meanwhile, or made in parallel from an older summary, is never stored: it is refused unless
-the row still covers what the summary was made from and the buffer still holds the last
-message folded. `clear` removes a channel's summary (a `/reset`), `prune` those that cover
-only messages past the buffer's retention.
+the row still covers what the summary was made from, no forget erased words in the channel
+since the messages were read, and the buffer still holds the last message folded. `clear`
+removes a channel's summary (a `/reset`), `prune` those that cover only messages past the
+buffer's retention.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -47,16 +48,27 @@ class ChannelSummaries:
             return None
         return ChannelSummary(channel_id, row["summary"], from_epoch_us(row["through_us"]), row["folded"])
 
+    async def forget_mark(self) -> int:
+        """The number of the last forget so far: a fold reads it before the messages it folds,
+        and gives it to `save`."""
+        row = await self._db.fetchone("SELECT MAX(seq) AS seq FROM channel_forgets")
+        return int(row["seq"]) if row is not None and row["seq"] is not None else 0
+
     async def save(self, channel_id: str, text: str, *, through: datetime, folded: int,
-                   previous: ChannelSummary | None, authors: Collection[str] = (),
+                   previous: ChannelSummary | None, forget_mark: int, authors: Collection[str] = (),
                    guild_id: str | None = None) -> bool:
         """Store ``text`` as the channel's summary up to ``through`` if nothing changed since
-        ``previous`` was read (None: there was no summary) and the buffer still holds a message
-        of the channel at ``through``; whether it was stored. ``authors``: the people whose
-        messages were folded in (in ``guild_id``'s channel; None: a DM), added to those of the
-        summaries before it."""
+        ``previous`` was read (None: there was no summary), no forget erased words in the channel
+        since ``forget_mark`` (`forget_mark`, read before the messages were), and the buffer still
+        holds a message of the channel at ``through``; whether it was stored. ``authors``: the
+        people whose messages were folded in (in ``guild_id``'s channel; None: a DM), added to
+        those of the summaries before it."""
         require_id("channel_id", channel_id)
         async with self._db.transaction():
+            forgot = await self._db.fetchone("SELECT 1 FROM channel_forgets WHERE channel_id = ? AND seq > ? LIMIT 1",
+                                             (channel_id, forget_mark))
+            if forgot is not None:
+                return False
             row = await self._db.fetchone("SELECT through_us FROM channel_summaries WHERE channel_id = ?",
                                           (channel_id,))
             current = None if row is None else row["through_us"]

@@ -1,12 +1,14 @@
 """Shared fixtures of the bot tests: a loopback FakeOpenAI (chat + embeddings), an env mapping
 pointing everything at it and at a tmp DATA_DIR, and a real Runtime (real agent, real SQLite
 file, real embedded Chroma) built from it; the Discord tests' `world` and `run_bot` come from
-discord_fixtures; `dc`, a fake Discord alone for a bot run as its own process."""
+discord_fixtures; `dc`, a fake Discord alone for a bot run as its own process; `buffered`, a channel
+buffer's message."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 from bot.settings.config import load_settings
 from bot.turn.requests import TurnRequest
 from bot.process.runtime import Runtime
+from memory.stores.buffer import BufferedMessage
 from tests.bot.discord_fixtures import run_bot, world  # noqa: F401  (fixtures of the Discord tests)
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
@@ -67,6 +70,13 @@ def make_runtime(env: dict[str, str]) -> Callable[..., Runtime]:
 async def runtime(make_runtime: Callable[..., Runtime]) -> AsyncIterator[Runtime]:
     async with make_runtime() as rt:
         yield rt
+
+
+def buffered(author: str, role: str, text: str, at: datetime, *, name: str = "Alice",
+             channel: str = "300000000000000001", guild: str | None = GUILD) -> BufferedMessage:
+    """A message of a channel's buffer: ``author`` (the bot: "assistant") said ``text`` at ``at``."""
+    return BufferedMessage(channel_id=channel, guild_id=guild, author_id=author, author_name=name,
+                           role=role, content=text, created_at=at)  # type: ignore[arg-type]
 
 
 def ask(text: str, *, user: str = ALICE, name: str = "Alice", guild: str | None = GUILD,

@@ -17,23 +17,14 @@ from memory.stores.usage import TokenUsageStore
 from tests.bot.conftest import ALICE, BOB, GUILD, ask
 from tests.bot.discord_fixtures import World, answer
 from tests.fakes import discord_payloads as p
+from tests.clock import Clock
 from tests.fakes.openai_server import FakeOpenAI
 
 TURN = {"prompt_tokens": 60, "completion_tokens": 40}  # 100 tokens a turn
 
 
-class Clock:
-    """A settable UTC clock."""
-
-    def __init__(self, when: datetime) -> None:
-        self.when = when
-
-    def __call__(self) -> datetime:
-        return self.when
-
-
 @pytest.fixture
-def clock() -> Clock:
+def clock() -> Clock[datetime]:
     return Clock(datetime(2026, 12, 1, 21, 30, tzinfo=UTC))
 
 
@@ -56,7 +47,7 @@ async def test_a_person_over_their_daily_tokens_is_refused_until_the_next_utc_da
         assert refused.outcome == "over_budget" and not refused.ok
         assert "150 tokens" in refused.text and "00:00 UTC (in 2 h 30 min)" in refused.text
         assert len(fake.requests) == 2  # the refused turn never reached the model
-        clock.when += timedelta(hours=3)  # 00:30 the next day
+        clock.now += timedelta(hours=3)  # 00:30 the next day
         again = await rt.pipeline.handle(ask("three, tomorrow?"))
     assert again.ok and again.text == "answer 2"
 

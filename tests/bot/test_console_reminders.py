@@ -19,6 +19,7 @@ from bot.process.runtime import Runtime
 from bot.reminders.delivery import ReminderDelivery
 from bot.reminders.service import Place
 from bot.settings.config import load_settings
+from memory.stores.reminders import NewReminder
 from tests.bot.test_console import child_env
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -65,3 +66,24 @@ async def test_the_console_delivers_only_its_own_users_reminders(env: dict[str, 
         assert await runtime.reminders.pending("console") == []
         assert len(await runtime.reminders.pending("200000000000000001")) == 1
     assert "for console" in out.getvalue() and "for 2000" not in out.getvalue()
+
+
+async def test_the_consoles_due_reminder_is_reached_behind_more_than_a_page_of_others_due_earlier(
+        env: dict[str, str]) -> None:
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+    out = io.StringIO()
+    async with Runtime(load_settings(env), now=lambda: now) as runtime:
+        store = runtime.reminders.store
+        for n in range(150):  # a Discord bot's, sharing DATA_DIR, all due before the console's
+            await store.add(NewReminder(
+                user_id=f"2000000000000{n:05d}", display_name="someone", guild_id=None, channel_id="300000000000000001",
+                by_dm=True, message=f"theirs {n}", ask=False, rule=None, zone="UTC", start_local="",
+                due_at=now - timedelta(hours=2, seconds=-n)), max_pending=1, now=now)
+        await store.add(NewReminder(
+            user_id="console", display_name="console", guild_id=None, channel_id="console", by_dm=True,
+            message="ours", ask=False, rule=None, zone="UTC", start_local="", due_at=now - timedelta(hours=1)),
+            max_pending=1, now=now)
+        delivery = ReminderDelivery(runtime.reminders, ConsoleReminderSender(Console(file=out, width=100), "console"))
+        assert await delivery.deliver_due() == 1
+        assert await runtime.reminders.pending("console") == []
+    assert "ours" in out.getvalue() and "theirs" not in out.getvalue()

@@ -4,6 +4,12 @@ marked, and one entry is forgotten by its number or from a select menu."""
 
 from __future__ import annotations
 
+import pytest
+
+from bot import services
+from bot.turn.memory_reach import list_reach
+from bot.turn.privacy import Reach
+from memory.semantic import MemoryHit, UserMemory
 from tests.bot.discord_fixtures import BotUnderTest, World, answer, final_answers
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
@@ -71,7 +77,7 @@ async def test_a_memory_forgotten_since_shows_as_forgotten_in_the_trace(world: W
     await _say(world, fake, running, "what is my favourite colour?", "Teal.")
     memory = running.services.memory
     first = (await memory.memory_entries(world.alice, world.guild))[0]
-    assert await memory.forget_items(world.alice, world.guild, first.item_ids) == 2
+    assert await memory.forget_items(world.alice, first) == 2
     told = await _told(world, await world.dc.invoke_command(world.general, world.alice, "trace"))
     assert "forgotten since" in told and "my favourite colour is teal" not in told
 
@@ -140,6 +146,27 @@ async def test_memory_forget_by_number_asks_then_forgets_only_that_entry(world: 
     assert await _items(running, world) == ["Noted.", "my favourite colour is teal"]
 
 
+async def test_memory_forget_by_number_lists_the_persons_items_once(
+        world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    running = await run_bot()
+    await _say(world, fake, running, "my favourite colour is teal", "Noted.")
+    listed: list[str] = []
+
+    async def counted(memory: UserMemory, user_id: str, reach: Reach) -> list[MemoryHit]:
+        listed.append(user_id)
+        return await list_reach(memory, user_id, reach)
+
+    monkeypatch.setattr(services, "list_reach", counted)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", {"item": 1}, subcommand="forget")
+    await world.dc.wait_for_response(inter, "followup")
+    prompt = world.dc.messages[inter.original_message_id]
+    confirm, _cancel = prompt.custom_ids()
+    click = await world.dc.click_button(prompt.id, confirm, world.alice)
+    await world.dc.wait_for_response(click, "original_edit")
+    assert prompt.content.startswith("Done: I forgot memory 1 (2 item(s)).")
+    assert listed == [world.alice]
+
+
 async def test_memory_forget_of_a_number_not_shown_says_so_and_forgets_nothing(
         world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
@@ -154,5 +181,5 @@ async def test_another_persons_entry_cannot_be_forgotten_by_its_item_ids(world: 
     await _say(world, fake, running, "my favourite colour is teal", "Noted.")
     memory = running.services.memory
     alices = (await memory.memory_entries(world.alice, world.guild))[0]
-    assert await memory.forget_items(world.bob, world.guild, alices.item_ids) == 0
+    assert await memory.forget_items(world.bob, alices) == 0
     assert len(await _items(running, world)) == 2

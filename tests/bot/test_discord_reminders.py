@@ -20,25 +20,16 @@ from bot.reminders.delivery import ReminderDelivery, nonce_of
 from memory.stores.reminders import Reminder
 from memory.stores.usage import TokenUsageStore
 from tests.bot.discord_fixtures import BotUnderTest, World, answered, sent_by_bot
+from tests.clock import Clock
 from tests.fakes.discord_server import FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
 
 T0 = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)  # a Thursday
 
 
-class Clock:
-    """The runtime's clock, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> Clock[datetime]:
+    return Clock(T0)
 
 
 def remind(**args: Any) -> str:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Sequence
 
 import pytest
+from rich.console import Console
 
 from bot import services
+from bot.console.chat import CONSOLE_USER, ConsoleChat
 from bot.process.runtime import Runtime
 from memory.semantic import MemoryHit
 from memory.stores.traces import Recalled
 from bot.discord_app.memory_audit_views import entry_pages
+from bot.discord_app.views import excerpt
 from bot.memory_audit import AuditEntry, audit_entries, message_link, recalled_memories
 from tests.bot.conftest import ALICE
 
@@ -31,6 +35,21 @@ def test_an_exchange_is_one_entry_with_both_items_and_the_persons_message() -> N
                              hit("b", "Congratulations!", 1.0, "reply", "t1")])
     assert entries == [AuditEntry(1, "exchange", "you: I adopted a cat / me: Congratulations!", 1.0, GUILD, CHANNEL,
                                   "900", False, ("a", "b"))]
+
+
+def test_a_fact_of_the_same_turn_is_its_own_entry_and_a_reply_whose_message_is_gone_stands_alone() -> None:
+    entries = audit_entries([hit("a", "hi  there", 1.0, "exchange", "t1"), hit("b", "Their cat is Miso", 2.0, "fact", "t1"),
+                             hit("c", "hello!", 1.0, "reply", "t1"),
+                             hit("d", "and you?", 3.0, "reply", "t2")])  # its message item is gone (forgotten)
+    assert [(e.kind, e.text, e.item_ids) for e in entries] == [
+        ("exchange", "you: hi there / me: hello!", ("a", "c")), ("fact", "Their cat is Miso", ("b",)),
+        ("exchange", "me: and you?", ("d",))]
+
+
+def test_exchange_items_without_a_turn_stay_apart_and_no_items_make_no_entries() -> None:
+    entries = audit_entries([hit("a", "one", 1.0, "exchange"), hit("b", "two", 2.0, "exchange", "")])
+    assert [(e.kind, e.text) for e in entries] == [("exchange", "one"), ("exchange", "two")]
+    assert audit_entries([]) == []
 
 
 def test_entries_are_numbered_in_order_with_their_place() -> None:
@@ -88,13 +107,21 @@ def test_a_page_of_memory_show_holds_at_most_25_entries_for_its_select_menu() ->
     assert all(text.count("\n") + 1 == len(chosen) for text, chosen in pages)
 
 
+def test_an_excerpt_is_one_line_cut_to_its_limit_with_an_ellipsis() -> None:
+    assert excerpt("  call\n the\tbank  ", 100) == "call the bank"
+    assert excerpt("call the bank today", 10) == "call the…"  # the space before the cut is dropped
+    assert len(excerpt("word " * 5000, 100)) == 100
+    assert excerpt("", 10) == ""
+
+
 def test_a_huge_entry_is_cut_to_one_page() -> None:
     [(text, chosen)] = entry_pages(audit_entries([hit("x", "word " * 5000, 1.0)]))
     assert len(text) <= 2000 and len(chosen) == 1
 
 
-async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtime,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def audit_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
+    """The threads the services build /memory show's entries on, one per build."""
     threads: list[threading.Thread] = []
 
     def spied(hits: Sequence[MemoryHit]) -> list[AuditEntry]:
@@ -102,9 +129,26 @@ async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtim
         return audit_entries(hits)
 
     monkeypatch.setattr(services, "audit_entries", spied)
+    return threads
+
+
+async def test_memory_show_builds_its_entries_off_the_event_loop(runtime: Runtime,
+                                                                  audit_threads: list[threading.Thread]) -> None:
     await runtime.user_memory.add(ALICE, "I moved to Lisbon", {"kind": "fact"}, scope=f"guild:{GUILD}")
 
     entries = await runtime.services.memory.memory_entries(ALICE, GUILD)
 
     assert [e.text for e in entries] == ["I moved to Lisbon"]
-    assert threads and threads[0] is not threading.main_thread()
+    assert audit_threads and audit_threads[0] is not threading.main_thread()
+
+
+async def test_the_consoles_memory_show_builds_its_entries_off_the_event_loop(
+        runtime: Runtime, audit_threads: list[threading.Thread]) -> None:
+    await runtime.user_memory.add(CONSOLE_USER, "I moved to Lisbon", {"kind": "fact"}, scope=f"guild:{GUILD}")
+    lines = iter(["/memory\n", "/quit\n"])
+    out = io.StringIO()
+
+    assert await ConsoleChat(runtime, Console(file=out, width=100), readline=lambda: next(lines, "")).run() == 0
+
+    assert "[fact] I moved to Lisbon" in out.getvalue() and "1 remembered (1 item(s)):" in out.getvalue()
+    assert audit_threads and audit_threads[0] is not threading.main_thread()

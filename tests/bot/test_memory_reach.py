@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.turn.memory_reach import PUBLIC_FETCH_MAX, export_reach, forget_reach, list_reach, search_reach
+from bot.turn.memory_reach import PUBLIC_FETCH_MAX, created_of, export_reach, forget_reach, list_reach, search_reach
 from bot.turn.privacy import MemoryPolicy, Reach
 from memory.semantic.embeddings import OpenAIEmbedder
 from memory.semantic import UserMemory, open_user_memory
@@ -75,3 +75,10 @@ async def test_a_forget_of_only_the_public_part_of_everything_is_refused(memory:
 async def test_an_empty_query_finds_nothing_in_any_reach(memory: UserMemory) -> None:
     assert await search_reach(memory, ALICE, "   ", 5, POLICY.recall(GUILD, True, None)) == []
     assert await search_reach(memory, ALICE, "   ", 5, Reach(None, public_only=True)) == []
+
+
+def test_an_items_time_is_read_from_a_number_only_and_none_otherwise() -> None:
+    assert created_of({"created_at": 1_780_000_000}) == 1_780_000_000.0
+    assert created_of({"created_at": 1.5}) == 1.5
+    assert [created_of(meta) for meta in ({}, {"created_at": "2026-12-03"}, {"created_at": True},
+                                          {"created_at": None})] == [None, None, None, None]

@@ -16,10 +16,8 @@ from bot.turn.privacy import MemoryPolicy
 from bot.turn.memory_tools import (
     MAX_FACT_CHARS,
     MAX_FACTS_PER_TURN,
-    MemoryEntry,
     MemoryTools,
     format_memory_line,
-    memory_entries,
     memory_lines,
 )
 from memory.semantic.embeddings import OpenAIEmbedder
@@ -159,19 +157,3 @@ async def test_recall_lists_a_changed_fact_newest_first(memory: UserMemory) -> N
     result = await MemoryTools(memory).for_turn([]).call("recall_memory", {"query": "Lyon"}, ALICE_HERE)
     lines = [line for line in result.observation.splitlines() if "Lyon" in line]
     assert lines == ["- (2026-11-02) I moved from Lyon to Berlin", "- (2026-09-01, earlier) I live in Lyon"]
-
-
-def test_a_turns_message_and_answer_are_one_entry_and_a_fact_its_own() -> None:
-    hits = [hit("hi  there", 1.0, kind="exchange", trace_id="t1"),
-            hit("Their cat is Miso", 2.0, kind="fact", trace_id="t1"),
-            hit("hello!", 1.0, kind="reply", trace_id="t1"),
-            hit("and you?", 3.0, kind="reply", trace_id="t2")]  # its message item is gone (forgotten)
-    assert memory_entries(hits) == [MemoryEntry("exchange", "you: hi there / me: hello!", 1.0),
-                                    MemoryEntry("fact", "Their cat is Miso", 2.0),
-                                    MemoryEntry("exchange", "me: and you?", 3.0)]
-
-
-def test_exchange_items_without_a_turn_stay_apart_and_an_empty_list_has_no_entries() -> None:
-    hits = [hit("one", 1.0, kind="exchange"), hit("two", 2.0, kind="exchange", trace_id="")]
-    assert memory_entries(hits) == [MemoryEntry("exchange", "one", 1.0), MemoryEntry("exchange", "two", 2.0)]
-    assert memory_entries([]) == []

@@ -5,22 +5,20 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from bot.process.runtime import Runtime
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S
 from bot.turn_store.recall_fields import BEFORE_CHARS, SPEAKER_CHARS, before_lines, recall_fields
 from memory.semantic.time_mentions import dates_of
 from memory.stores.buffer import BufferedMessage
-from tests.bot.conftest import ALICE, BOB, GUILD, ask
+from tests.bot.conftest import ALICE, BOB, GUILD, ask, buffered
 from tests.fakes.openai_server import FakeOpenAI
 
 CHANNEL = "300000000000000001"
 SAID_AT = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
-
-
-def _message(author: str, role: str, content: str, at: datetime, name: str = "Alice") -> BufferedMessage:
-    return BufferedMessage(channel_id=CHANNEL, guild_id=GUILD, author_id=author, author_name=name,
-                           role=role, content=content, created_at=at)  # type: ignore[arg-type]
 
 
 async def _two_turns(rt: Runtime, fake: FakeOpenAI, first: tuple[str, str], second: tuple[str, str]):
@@ -90,6 +88,23 @@ async def test_a_short_message_with_context_needs_no_before(runtime: Runtime, fa
     assert "before" not in short.metadata and short.metadata["speaker"] == "Alice"
 
 
+async def test_storing_a_short_message_reads_the_channels_last_two_messages_once(
+        runtime: Runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    lasts: list[int] = []
+    real = runtime.buffer.recent
+
+    async def counted(channel_id: str, **options: Any) -> list[BufferedMessage]:
+        if options.get("limit") == 2:  # the store's look at what the message answered (the turn reads a window)
+            lasts.append(options["limit"])
+        return await real(channel_id, **options)
+
+    monkeypatch.setattr(runtime.buffer, "recent", counted)
+    fake.reply("Final Answer: Hello!")
+    await runtime.pipeline.handle(ask("Hi there"))  # short, and nothing before it: no context found
+    assert "before" not in (await _said(runtime, "Hi there")).metadata
+    assert lasts == [2]
+
+
 async def test_a_remembered_fact_carries_the_speaker_and_its_dates(runtime: Runtime, fake: FakeOpenAI) -> None:
     fake.reply('Action: remember\nAction Input: {"fact": "Alice started a pottery class last week"}')
     fake.reply("Final Answer: I'll remember that.")
@@ -129,10 +144,10 @@ def test_recall_fields_clip_a_huge_name_and_huge_lines_before() -> None:
 
 def test_before_lines_stop_at_another_persons_message_and_at_an_old_one() -> None:
     now = SAID_AT
-    recent = [_message(ALICE, "user", "old news", now - timedelta(seconds=CONTEXT_MAX_AGE_S + 1)),
-              _message(BOB, "user", "bob's words", now - timedelta(minutes=3), name="Bob"),
-              _message(ALICE, "user", "my question", now - timedelta(minutes=2)),
-              _message("assistant", "assistant", "the answer", now - timedelta(minutes=2), name="assistant")]
+    recent = [buffered(ALICE, "user", "old news", now - timedelta(seconds=CONTEXT_MAX_AGE_S + 1)),
+              buffered(BOB, "user", "bob's words", now - timedelta(minutes=3), name="Bob"),
+              buffered(ALICE, "user", "my question", now - timedelta(minutes=2)),
+              buffered("assistant", "assistant", "the answer", now - timedelta(minutes=2), name="assistant")]
     assert before_lines(recent, ALICE, now, CONTEXT_MAX_AGE_S) == ["Alice: my question", "bot: the answer"]
     assert before_lines(recent, BOB, now, CONTEXT_MAX_AGE_S) == []  # the newest is another's answer
     assert before_lines(recent[:1], ALICE, now, CONTEXT_MAX_AGE_S) == []  # said too long ago

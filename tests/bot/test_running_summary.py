@@ -6,11 +6,16 @@ meanwhile is not kept."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import pytest
 
 from bot.knowledge.summary import FOLD_INSTRUCTIONS, SUMMARY_HEADER
 from bot.process.runtime import Runtime
-from tests.bot.conftest import BOB, ask, request_text
+from memory.stores.buffer import BufferedMessage
+from memory.tokens import estimate_tokens
+from tests.bot.conftest import BOB, GUILD, ask, buffered, request_text
 from tests.fakes.openai_server import FakeOpenAI
 
 CHANNEL = "300000000000000001"
@@ -124,3 +129,94 @@ async def test_reset_clears_the_summary_and_a_fold_of_reset_messages_is_not_kept
         assert await rt.pipeline.summaries.current(CHANNEL) is None
         await _talk(rt, ["hello again"])
         assert SUMMARY_HEADER not in request_text(_last_turn(fake))
+
+
+async def test_a_fold_check_with_every_unsummarised_message_still_kept_reads_no_messages(
+        make_runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["short remark"] * 5)  # 10 messages past SUMMARY_EVERY, all within the kept window
+        reads: list[str] = []
+        real = rt.buffer.recent
+
+        async def counted(channel_id: str, **options: Any) -> list[BufferedMessage]:
+            reads.append(channel_id)
+            return await real(channel_id, **options)
+
+        monkeypatch.setattr(rt.buffer, "recent", counted)
+        assert not await rt.pipeline.summaries.fold(CHANNEL)
+        assert reads == []
+        assert not any(_is_fold(r) for r in fake.requests)
+
+
+async def test_the_first_fold_of_a_busy_channel_folds_only_the_newest_messages_that_fit_the_budget(
+        make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        start = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
+        await rt.buffer.append_many([buffered(BOB, "user", f"{n}: {FILLER}", start + timedelta(seconds=n), name="Bob",
+                                              channel=CHANNEL) for n in range(300)])
+        assert await rt.pipeline.summaries.fold(CHANNEL)
+        [fold] = [r for r in fake.requests if _is_fold(r)]
+        new_messages = fold["messages"][1]["content"].split("The new messages", 1)[1]
+        assert estimate_tokens(new_messages) <= rt.pipeline.history_token_budget
+        stored = await rt.pipeline.summaries.current(CHANNEL)
+        assert stored is not None and f"): {(stored.through - start).seconds}: Here is" in new_messages
+
+
+async def test_a_first_fold_racing_a_forget_of_one_of_its_authors_is_not_stored(
+        make_runtime, fake: FakeOpenAI) -> None:
+    folding, release = asyncio.Event(), asyncio.Event()
+
+    async def held(request: dict[str, Any]) -> str:
+        if _is_fold(request):
+            folding.set()
+            await release.wait()
+        return _extractive(request)
+
+    fake.responder = held
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        for n, text in enumerate(["the team locker code is 4711", *[FILLER] * 12]):
+            who = {"user": BOB, "name": "Bob"} if n == 0 else {}
+            assert (await rt.pipeline.handle(ask(text, channel=CHANNEL, **who))).ok
+            if folding.is_set():
+                break
+        await folding.wait()  # the channel's first fold has read Bob's words and waits for the model
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+        forgotten = await rt.services.memory.memory_forget(BOB, GUILD)
+        assert forgotten.messages == 1
+        release.set()
+        await rt.pipeline.summaries.wait_idle()
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+
+
+async def test_the_forgets_reply_says_that_the_channel_summaries_holding_the_persons_words_were_erased(
+        make_runtime, fake: FakeOpenAI) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["the team locker code is 4711", *[FILLER] * 10], first_by_bob=True)
+        assert await rt.pipeline.summaries.current(CHANNEL) is not None
+        forgotten = await rt.services.memory.memory_forget(BOB, GUILD)
+        assert forgotten.summaries == 1
+        assert "1 channel summary(ies) that held your words" in forgotten.summary()
+        assert await rt.pipeline.summaries.current(CHANNEL) is None
+
+
+async def test_a_private_turn_which_adds_nothing_to_the_buffer_checks_for_no_fold(
+        make_runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        checked: list[str] = []
+        real = rt.buffer.count
+
+        async def counted(channel_id: str, **options: Any) -> int:
+            checked.append(channel_id)
+            return await real(channel_id, **options)
+
+        monkeypatch.setattr(rt.buffer, "count", counted)
+        assert (await rt.pipeline.handle(ask("just between us", channel=CHANNEL, private=True))).ok
+        await rt.pipeline.summaries.wait_idle()
+        assert checked == []
+        assert (await rt.pipeline.handle(ask("said aloud", channel=CHANNEL))).ok
+        await rt.pipeline.summaries.wait_idle()
+        assert checked == [CHANNEL]

@@ -7,19 +7,22 @@ from datetime import UTC, datetime, timedelta
 
 from bot.knowledge.summary import kept
 from bot.turn.context_budget import message_tokens
-from memory.stores.buffer import BufferedMessage
+from memory.stores.buffer import MessageSize
+from memory.tokens import estimate_tokens
 
 T0 = datetime(2026, 12, 3, tzinfo=UTC)
 
 
-def _message(second: int, text: str = "word " * 20, role: str = "user") -> BufferedMessage:
-    return BufferedMessage(channel_id="1", guild_id="9", author_id="5", author_name="Ann", role=role,
-                           content=text, created_at=T0 + timedelta(seconds=second))
+TEXT = "word " * 20
+
+
+def _message(second: int, text: str = TEXT) -> MessageSize:
+    return MessageSize(created_at=T0 + timedelta(seconds=second), tokens=estimate_tokens(text))
 
 
 def test_the_newest_messages_that_fit_the_budget_are_kept() -> None:
     messages = [_message(n) for n in range(10)]
-    each = message_tokens(messages[0].content)
+    each = message_tokens(TEXT)
     assert kept(messages, window=40, token_budget=3 * each) == 3
     assert kept(messages, window=40, token_budget=10_000) == 10
 
@@ -30,8 +33,8 @@ def test_no_more_than_the_window_is_kept() -> None:
 
 
 def test_a_question_and_its_answer_are_kept_or_folded_together() -> None:
-    messages = [_message(0), _message(1), _message(1, role="assistant"), _message(2), _message(2, role="assistant")]
-    each = message_tokens(messages[0].content)
+    messages = [_message(0), _message(1), _message(1), _message(2), _message(2)]  # questions, each with its answer
+    each = message_tokens(TEXT)
     assert kept(messages, window=40, token_budget=3 * each) == 2  # the third would split the pair at second 1
 
 

@@ -2,7 +2,8 @@
 
 - `local_embedder` (session): the offline all-MiniLM-L6-v2, loaded once for the whole run.
 - `RecordingEmbedder`: wraps the local embedder and records every call.
-- `clock`: a settable clock (epoch seconds) handed to open_user_memory.
+- `opened`: a UserMemory that writes its snapshot at every close (the snapshot and version tests).
+- `clock`: a settable clock (epoch seconds: tests.clock) handed to open_user_memory.
 - `memory`: a UserMemory on an embedded Chroma folder under tmp_path, closed afterwards.
 - `chroma_server` (module): a real `chroma run` server on loopback (tests.fakes.chroma_server).
 """
@@ -18,23 +19,11 @@ import pytest
 
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory
+from tests.clock import Clock
 from tests.fakes.chroma_server import ChromaServer
 
 DAY = 86_400.0
 START = 1_780_000_000.0  # 2026-05-28, a Thursday
-
-
-class Clock:
-    """A clock the test moves by hand: `clock()` is the current epoch time."""
-
-    def __init__(self, now: float = START) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, days: float = 0.0, seconds: float = 0.0) -> None:
-        self.now += days * DAY + seconds
 
 
 class RecordingEmbedder:
@@ -62,9 +51,14 @@ def local_embedder() -> LocalEmbedder:
     return embedder
 
 
+def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:
+    """A UserMemory on the Chroma folder ``path`` that writes its snapshot at every close."""
+    return open_user_memory(str(path), embedder=embedder, snapshot_after=1, **options)  # type: ignore[arg-type]
+
+
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> Clock[float]:
+    return Clock(START)
 
 
 @pytest.fixture

@@ -28,6 +28,24 @@ async def test_recent_returns_the_latest_messages_oldest_first(buffer: ChannelBu
     assert [m.content for m in window] == ["message 7", "message 8", "message 9"]
 
 
+async def test_recent_after_and_before_bound_the_window_by_time(buffer: ChannelBuffer, make_message: Make) -> None:
+    await buffer.append_many([make_message(i) for i in range(10)])
+    window = await buffer.recent("100", after=T0 + timedelta(seconds=2), before=T0 + timedelta(seconds=6))
+    assert [m.content for m in window] == ["message 3", "message 4", "message 5"]
+
+
+async def test_count_and_sizes_measure_the_messages_after_a_time_in_sql(
+        buffer: ChannelBuffer, make_message: Make) -> None:
+    texts = ["short", "word " * 300, "nul \x00 inside and é accents", "\u202eright to left"]
+    await buffer.append_many([make_message(i, content=text) for i, text in enumerate(texts)])
+    assert await buffer.count("100") == 4
+    assert await buffer.count("100", after=T0) == 3
+    assert await buffer.count("999") == 0
+    sizes = await buffer.sizes("100", after=T0, limit=2)
+    assert [(s.created_at, s.tokens) for s in sizes] == [
+        (T0 + timedelta(seconds=i), estimate_tokens(texts[i])) for i in (2, 3)]
+
+
 async def test_recent_orders_by_time_not_by_arrival(buffer: ChannelBuffer, make_message: Make) -> None:
     await buffer.append(make_message(5))
     await buffer.append(make_message(1))
@@ -262,7 +280,7 @@ async def test_recent_with_a_malformed_channel_id_is_refused(buffer: ChannelBuff
 
 
 async def test_the_recent_window_is_read_through_the_channel_time_index(db: Database) -> None:
-    plan = [row["detail"] for row in await db.fetchall("EXPLAIN QUERY PLAN " + RECENT_SQL, ("100", 40))]
+    plan = [row["detail"] for row in await db.fetchall("EXPLAIN QUERY PLAN " + RECENT_SQL, ("100", 0, 2**62, 40))]
     assert any("buffer_messages_channel_time" in d for d in plan), plan
     assert not any("TEMP B-TREE" in d for d in plan), plan  # no sort of the channel's history
 

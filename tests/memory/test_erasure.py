@@ -109,7 +109,8 @@ async def test_a_forget_drops_the_running_summaries_of_channels_the_person_spoke
     summaries = ChannelSummaries(seeded)
     for channel in ("100", "200"):
         [last] = await buffer.recent(channel, limit=1)
-        assert await summaries.save(channel, f"summary of {channel}", through=last.created_at, folded=2, previous=None)
+        assert await summaries.save(channel, f"summary of {channel}", through=last.created_at, folded=2,
+                                    previous=None, forget_mark=0)
     erased = await PersonErasure(seeded).erase(ANN, GUILD)
     assert erased.summaries == 1
     assert await summaries.get("100") is None

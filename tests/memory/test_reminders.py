@@ -88,6 +88,17 @@ async def test_due_lists_only_what_is_due_oldest_first(store: ReminderStore) -> 
     assert await store.next_due(T0 + timedelta(minutes=60)) is None
 
 
+async def test_due_pages_on_after_the_last_one_read_even_between_reminders_due_at_the_same_time(
+        store: ReminderStore) -> None:
+    ids = [(await store.add(new(minutes=1 + i // 2), max_pending=25, now=T0)).id for i in range(5)]
+    now = T0 + timedelta(minutes=5)
+    first = await store.due(now, limit=2)
+    second = await store.due(now, after=first[-1], limit=2)
+    third = await store.due(now, after=second[-1], limit=2)
+    assert [r.id for r in first + second + third] == ids
+    assert await store.due(now, after=third[-1], limit=2) == []
+
+
 async def test_closing_a_one_off_deletes_it_and_a_repeating_one_moves_to_its_next_time(store: ReminderStore) -> None:
     once = await store.add(new(), max_pending=25, now=T0)
     daily = await store.add(new(rule="FREQ=DAILY"), max_pending=25, now=T0)

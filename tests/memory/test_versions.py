@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from memory.errors import StoreUnavailable
-from memory.semantic import UserMemory, open_user_memory, scope_for
+from memory.semantic import UserMemory, scope_for
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, current
+from tests.memory.fixtures_semantic import opened
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
@@ -44,10 +45,6 @@ def records_of(path: Path, embedder: str = "test") -> VersionRecords:
     store = ChromaStore.open(path=path, host=None, port=None, collection="user_memory", embedder_name=embedder,
                              dimension=None)
     return VersionRecords(store.log(VERSION_SUFFIX))
-
-
-def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:
-    return open_user_memory(str(path), embedder=embedder, snapshot_after=1, **options)  # type: ignore[arg-type]
 
 
 async def texts_found(mem: UserMemory, query: str = "bees roof Porto") -> set[str]:

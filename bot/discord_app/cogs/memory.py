@@ -52,12 +52,12 @@ class MemoryCog(commands.Cog):
             await tell(interaction, "I don't remember anything about you here.")
             return
         view = MemoryPagerView(interaction.user.id, entry_pages(entries),
-                               lambda entry: self._forget_entry(user_id, guild_id, entry))
+                               lambda entry: self._forget_entry(user_id, entry))
         view.origin = interaction  # the followup fills the deferred original response
         await interaction.followup.send(view.page_text(), view=view, ephemeral=True)
 
-    async def _forget_entry(self, user_id: str, guild_id: str | None, entry: AuditEntry) -> str:
-        gone = await self.store.forget_items(user_id, guild_id, entry.item_ids)
+    async def _forget_entry(self, user_id: str, entry: AuditEntry) -> str:
+        gone = await self.store.forget_items(user_id, entry)
         if not gone:
             return f"Memory {entry.number} was already gone."
         return (f"Done: I forgot memory {entry.number} ({gone} item(s)). Your message stays in the channel's "
@@ -101,7 +101,7 @@ class MemoryCog(commands.Cog):
             return
 
         async def erase() -> str:
-            return await self._forget_entry(user_id, guild_id, entry)
+            return await self._forget_entry(user_id, entry)
 
         view = ConfirmView(interaction.user.id, erase)
         view.origin = interaction

@@ -17,7 +17,7 @@ from discord.ext import commands
 
 from agent.tools.clock import zone_names
 from bot.discord_app.interactions import tell
-from bot.discord_app.views import PagerView, paginate
+from bot.discord_app.views import PagerView, excerpt, paginate
 from bot.reminders.schedule import ScheduleError, describe
 from bot.reminders.service import Reminders
 from memory.stores.reminders import Reminder
@@ -26,11 +26,6 @@ __all__ = ["RemindCog"]
 
 CHOICES = 25  # Discord shows at most 25 autocomplete choices
 SHOWN_CHARS = 120
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class RemindCog(commands.Cog):
@@ -46,7 +41,7 @@ class RemindCog(commands.Cog):
         repeat = f", repeats {reminder.rule}" if reminder.rule else ""
         where = "by DM" if reminder.by_dm else f"in <#{reminder.channel_id}>"
         return (f"#{reminder.id} · {describe(reminder.due_at, zone)} · {kind}{repeat}, {where}: "
-                f"{_short(reminder.message, SHOWN_CHARS)}")
+                f"{excerpt(reminder.message, SHOWN_CHARS)}")
 
     @remind.command(name="list", description="See your pending reminders and scheduled questions")
     async def list_(self, interaction: discord.Interaction) -> None:
@@ -81,7 +76,7 @@ class RemindCog(commands.Cog):
         wanted = current.strip().lower().lstrip("#")
         choices = []
         for r in await self.reminders.pending(user_id):
-            name = _short(f"#{r.id} {r.due_at.astimezone(zone):%a %d %b %H:%M} · {r.message}", 100)
+            name = excerpt(f"#{r.id} {r.due_at.astimezone(zone):%a %d %b %H:%M} · {r.message}", 100)
             if wanted in name.lower():
                 choices.append(app_commands.Choice(name=name, value=r.id))
         return choices[:CHOICES]
