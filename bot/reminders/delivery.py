@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 30.0
 DUE_PAGE = 100  # due reminders read at once
+AT_ONCE = 100  # deliveries in progress at most (after downtime thousands may be due together)
 LATE_AFTER = timedelta(minutes=1)
 RETRY_S = 5.0
 RETRY_MAX_S = 300.0
@@ -97,6 +98,8 @@ class ReminderDelivery:
         self._turns = turns
         self._poll_s = poll_s
         self._running: dict[int, asyncio.Task[None]] = {}
+        # deliveries that ended while the due list was being read: the list may predate their close
+        self._ended_during_read: set[int] = set()
         self._retry_at: dict[int, tuple[datetime, float]] = {}  # id -> (not before, last wait)
         self._wake = asyncio.Event()
         reminders.added = self._wake.set
@@ -110,16 +113,19 @@ class ReminderDelivery:
         self._wake.set()
 
     async def deliver_due(self, *, wait: bool = True) -> int:
-        """Start delivering every occurrence due now that this process owns; with ``wait``,
-        return once every delivery in progress (these and any started before) is done. How
-        many were started."""
+        """Start delivering the occurrences due now that this process owns, up to AT_ONCE in
+        progress (a delivery that ends wakes the loop for the next); with ``wait``, return once
+        every delivery in progress (these and any started before) is done. How many were started."""
         now = self.now()
         started = []
+        self._ended_during_read.clear()
         due = await self._owned_due(now)
         ids = {reminder.id for reminder in due}
         self._retry_at = {rid: at for rid, at in self._retry_at.items() if rid in ids}  # closed or cancelled since
         for reminder in due:
-            if reminder.id in self._running:
+            if len(self._running) >= AT_ONCE:
+                break
+            if reminder.id in self._running or reminder.id in self._ended_during_read:
                 continue
             if (retry := self._retry_at.get(reminder.id)) is not None and retry[0] > now:
                 continue
@@ -166,6 +172,7 @@ class ReminderDelivery:
 
     def _finished(self, reminder_id: int) -> None:
         self._running.pop(reminder_id, None)
+        self._ended_during_read.add(reminder_id)
         self._wake.set()  # its next occurrence may be the soonest now
 
     async def stop(self) -> None:

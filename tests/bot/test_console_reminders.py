@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,10 +17,10 @@ from rich.console import Console
 
 from bot.console.reminders import ConsoleReminderSender
 from bot.process.runtime import Runtime
-from bot.reminders.delivery import ReminderDelivery
+from bot.reminders.delivery import AT_ONCE, ReminderDelivery, SendOutcome
 from bot.reminders.service import Place
 from bot.settings.config import load_settings
-from memory.stores.reminders import NewReminder
+from memory.stores.reminders import NewReminder, Reminder
 from tests.bot.test_console import child_env
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -87,3 +88,41 @@ async def test_the_consoles_due_reminder_is_reached_behind_more_than_a_page_of_o
         assert await delivery.deliver_due() == 1
         assert await runtime.reminders.pending("console") == []
     assert "ours" in out.getvalue() and "theirs" not in out.getvalue()
+
+
+class HeldSender(ConsoleReminderSender):
+    """The console's sender, whose sends wait until the test lets them through."""
+
+    def __init__(self, out: io.StringIO) -> None:
+        super().__init__(Console(file=out, width=100), "console")
+        self.release = asyncio.Event()
+        self.sending = 0
+
+    async def send(self, reminder: Reminder, text: str, nonce: str) -> SendOutcome:
+        self.sending += 1
+        await self.release.wait()
+        return await super().send(reminder, text, nonce)
+
+
+async def test_deliveries_run_at_most_at_once_at_a_time_and_each_is_sent_once(env: dict[str, str]) -> None:
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+    out = io.StringIO()
+    async with Runtime(load_settings(env), now=lambda: now) as runtime:
+        for n in range(AT_ONCE + 20):  # due together, as after a long downtime
+            await runtime.reminders.store.add(NewReminder(
+                user_id="console", display_name="console", guild_id=None, channel_id="console", by_dm=True,
+                message=f"ours {n}", ask=False, rule=None, zone="UTC", start_local="",
+                due_at=now - timedelta(minutes=1, seconds=n)), max_pending=AT_ONCE + 20, now=now)
+        sender = HeldSender(out)
+        delivery = ReminderDelivery(runtime.reminders, sender)
+
+        assert await delivery.deliver_due(wait=False) == AT_ONCE
+        await asyncio.sleep(0.1)
+        assert sender.sending == AT_ONCE
+        assert await delivery.deliver_due(wait=False) == 0  # none ended: nothing more starts
+        sender.release.set()
+        for _ in range(3):  # as the loop does, woken by the deliveries that end
+            await delivery.deliver_due()
+        assert await runtime.reminders.pending("console") == []
+    shown = out.getvalue()
+    assert all(len(re.findall(rf"\bours {n}\b", shown)) == 1 for n in range(AT_ONCE + 20))  # each once
