@@ -54,6 +54,7 @@ from memory.stores.database import Database
 from memory.errors import StoreUnavailable
 from memory.semantic import AddItem, UserMemory
 from memory.stores.traces import Recalled, TraceRecord, TraceStore
+from memory.semantic.item_text import kept_metadata
 from memory.stores.write_log import DeferredItem, MemoryWriteLog
 
 __all__ = ["CONTEXT_MAX_AGE_S", "TurnStore", "exchange_items", "has_visible_text"]
@@ -245,7 +246,9 @@ class TurnStore:
                     added = await self._adder.add_many(items)
                 except StoreUnavailable as exc:  # the turn is stored, its items kept for later
                     log.warning("turn channel=%s: memory write deferred: %s", req.channel_id, exc)
-                    deferred = [DeferredItem(text, meta, scope) for _, text, meta, scope in items]
+                    # another person's words (an index-only context) are not kept for later:
+                    # only the hashes of their terms, as the stored item would keep them
+                    deferred = [DeferredItem(text, kept_metadata(meta), scope) for _, text, meta, scope in items]
             await self._store_turn(req, question, answer, end, events, trace_id, when, added, announced,
                                    deferred, recalled)
         finally:

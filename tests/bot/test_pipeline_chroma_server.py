@@ -54,3 +54,28 @@ async def test_a_chroma_server_that_dies_answers_without_memory_and_writes_once_
             assert await rt.db.integrity_check() == []
     finally:
         server.stop()
+
+
+async def test_a_deferred_write_keeps_no_words_of_the_other_person_a_short_reply_answered(
+    make_runtime: Callable[..., Runtime], fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.reply("Final Answer: Kiwi is a lovely name for a parrot.").reply("Final Answer: Lovely!")
+    server = ChromaServer(tmp_path / "chroma-server").start()
+    try:
+        async with make_runtime(CHROMA_HOST=server.host, CHROMA_PORT=str(server.port)) as rt:
+            await rt.pipeline.handle(ask("I adopted a parrot named Kiwi", user=BOB, name="Bob"))
+            server.stop()
+            alices = await rt.pipeline.handle(ask("me too!"))  # her short reply to what Bob was told
+
+            [write] = await rt.writes.unsettled()
+            assert write.trace_id == alices.trace_id and write.deferred is not None
+            rows = await rt.db.fetchall("SELECT deferred_json FROM memory_writes")
+            assert "me too!" in rows[0][0]
+            assert "Kiwi" not in rows[0][0] and "adopted" not in rows[0][0]
+
+            server.start()
+            assert await write_deferred(rt.writes, rt.user_memory) == 2
+            [said] = [h for h in await rt.user_memory.list(ALICE) if h.metadata["kind"] == "exchange"]
+            assert said.text == "me too!" and "Kiwi" not in str(said.metadata)
+    finally:
+        server.stop()
