@@ -10,7 +10,8 @@ original error is chained.
 Knows nothing of users or scopes: `memory.semantic` builds the filters. There is no query
 method on purpose: a metadata-filtered HNSW query is slower than reading one user's items
 with their vectors and searching them in this process (see memory.semantic). `log()` opens
-the sibling collection that `memory.semantic.versions` keeps its records in.
+the sibling collection that `memory.semantic.versions` keeps its records in; `open()` deletes
+the siblings an older version left (`RETIRED_SUFFIXES`).
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
@@ -27,7 +28,7 @@ import chromadb
 import httpx
 import numpy as np
 from chromadb.config import Settings
-from chromadb.errors import ChromaError, InvalidArgumentError
+from chromadb.errors import ChromaError, InvalidArgumentError, NotFoundError
 
 from memory.errors import ConfigError, StoreUnavailable
 
@@ -36,6 +37,9 @@ __all__ = ["ChromaStore", "StoredItem"]
 log = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT_S = 10.0
+# Sibling collections that older versions kept (a change feed, 0010; write tokens, 0014): they
+# hold plain user ids, which a forget does not reach, so opening a collection deletes its own.
+RETIRED_SUFFIXES = ("__changes", "__tokens")
 
 
 class StoredItem(NamedTuple):
@@ -123,7 +127,19 @@ class ChromaStore:
         if space != "cosine":
             raise ConfigError(f"collection {collection!r} in {where} uses {space!r} distance, not cosine")
         log.info("semantic memory: collection %r in %s", collection, where)
+        cls._delete_retired(client, collection, where)
         return cls(client, col, where)
+
+    @classmethod
+    def _delete_retired(cls, client: Any, collection: str, where: str) -> None:
+        for name in (collection + suffix for suffix in RETIRED_SUFFIXES):
+            with cls._translating(where, "delete an unused collection of"):
+                try:
+                    client.delete_collection(name)
+                except NotFoundError:
+                    continue
+            log.info("semantic memory: deleted the unused collection %r in %s (an older version's, holding user ids)",
+                     name, where)
 
     @staticmethod
     def _check_folder(folder: Path, where: str) -> None:
