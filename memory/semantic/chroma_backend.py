@@ -195,15 +195,14 @@ class ChromaStore:
             return list(self._collection.get(where=dict(where), include=[])["ids"])
 
     def get_with_embeddings(self, *, where: Mapping[str, Any] | None, ids: Sequence[str] | None = None,
-                            embeddings: bool = True, limit: int | None = None,
-                            offset: int | None = None) -> tuple[list[StoredItem], np.ndarray]:
+                            embeddings: bool = True) -> tuple[list[StoredItem], np.ndarray]:
         """Items matching `where` (None: any) and their embeddings as a float32 matrix (row i =
-        item i); `limit`/`offset` read one page of them. Give `ids` without `where` for more
-        than a few ids: Chroma's plan for both together grows badly with the number of ids."""
+        item i). Give `ids` without `where` for more than a few ids: Chroma's plan for both
+        together grows badly with the number of ids."""
         include = ["documents", "metadatas", "embeddings"] if embeddings else ["documents", "metadatas"]
         with self._translating(self.where, "read from"):
             res = self._collection.get(ids=list(ids) if ids is not None else None, where=dict(where) if where else None,
-                                       include=include, limit=limit, offset=offset)
+                                       include=include)
         count = len(res["ids"])
         docs = res.get("documents") or [""] * count
         metas = res.get("metadatas") or [{}] * count
