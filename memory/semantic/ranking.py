@@ -14,8 +14,8 @@ final order.
   present state of something ("where do I live now?") or about what the bot said ("what
   did you recommend?").
 - `tokenize` is what BM25 matches on: Unicode NFKC, case-folding, punctuation split, stop
-  words, and the Snowball English stemmer (PyStemmer). `memory.semantic.keyword_index` is BM25
-  over it.
+  words, and the Snowball English stemmer (PyStemmer); `make_tokenizer` builds the other
+  variants the retrieval evaluation compares. `memory.semantic.keyword_index` is BM25 over it.
 - `fuse` merges the two rankings ("dense", "keyword" or "hybrid"), weighs the bot's own
   replies by whether the question is about them, keeps one item per stored exchange, and
   applies the window and recency of the plan; `fuse_keyed` is the same over integer keys and numpy arrays (what
@@ -31,7 +31,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -48,6 +48,7 @@ __all__ = [
     "fuse",
     "fuse_keyed",
     "keyword_weight_for",
+    "make_tokenizer",
     "names_in",
     "plan_query",
     "said_by",
@@ -79,6 +80,30 @@ STOP_WORDS = frozenset(
     bot user tell told say said remember mention mentioned
     """.split()
 )
+
+_SUFFIXES = ("ingly", "ings", "ing", "edly", "ies", "ied", "ed", "es", "s", "ly")
+STEMMINGS = ("snowball", "light", "none")
+
+
+def _light_stem(word: str) -> str:
+    """Strip one common English suffix, keeping at least a 3-letter stem (the stemming used
+    before Snowball; kept as a variant for the retrieval evaluation)."""
+    if len(word) <= 3 or not word.isascii():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return stem + "y"
+            if suffix == "es" and not stem.endswith(("s", "x", "z", "ch", "sh")):
+                return stem + "e"
+            if suffix == "s" and stem.endswith(("s", "u", "i")):
+                return word
+            if len(stem) >= 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]
+            return stem
+    return word
+
 
 # A PyStemmer Stemmer must not be shared between threads (searches run on worker threads).
 _stemmers = threading.local()
@@ -112,11 +137,26 @@ def _clean_unicode(text: str) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf").replace("'", "").replace("’", "")
 
 
-def tokenize(text: str) -> list[str]:
-    """Words of `text` for BM25: normalized, stop words removed, Snowball-stemmed."""
-    if not text:
-        return []
-    return _snowball_stems([w for w in _WORD.findall(_clean(text)) if w not in STOP_WORDS])
+def make_tokenizer(stemming: str = "snowball", *, stop_words: bool = True) -> Callable[[str], list[str]]:
+    """A tokenizer: normalized words, `stop_words` dropped or not, stemmed per `stemming`
+    ("snowball", "light" suffix stripping, or "none")."""
+    if stemming not in STEMMINGS:
+        raise ValueError(f"stemming must be one of {', '.join(STEMMINGS)}: {stemming!r}")
+    stems: Callable[[list[str]], list[str]] = {
+        "snowball": _snowball_stems, "light": lambda words: [_light_stem(w) for w in words], "none": list,
+    }[stemming]
+    stop = STOP_WORDS if stop_words else frozenset()
+
+    def words_of(text: str) -> list[str]:
+        if not text:
+            return []
+        return stems([w for w in _WORD.findall(_clean(text)) if w not in stop])
+
+    return words_of
+
+
+tokenize = make_tokenizer()
+tokenize.__doc__ = "Words of `text` for BM25: normalized, stop words removed, Snowball-stemmed."
 
 
 # ---------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from memory.semantic.ranking import (
     fuse,
     fuse_keyed,
     keyword_weight_for,
+    make_tokenizer,
     plan_query,
     tokenize,
 )
@@ -63,6 +64,14 @@ def test_ascii_text_tokenizes_as_the_full_unicode_normalization_would() -> None:
 def test_snowball_stemming_joins_the_forms_of_a_verb() -> None:
     assert tokenize("adopted adopting adopts") == ["adopt"] * 3
     assert tokenize("recommended recommendation")[0] == "recommend"
+
+
+def test_the_light_stemmer_and_no_stemming_remain_as_variants() -> None:
+    assert make_tokenizer("light")("adopted lessons") == ["adopt", "lesson"]
+    assert make_tokenizer("none")("adopted lessons") == ["adopted", "lessons"]
+    assert make_tokenizer(stop_words=False)("the cat") == ["the", "cat"]
+    with pytest.raises(ValueError, match="stemming"):
+        make_tokenizer("porter")
 
 
 def test_tokenizing_words_that_never_repeat_keeps_nothing_of_them() -> None:
