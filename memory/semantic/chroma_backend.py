@@ -10,8 +10,8 @@ original error is chained.
 Knows nothing of users or scopes: `memory.semantic` builds the filters. There is no query
 method on purpose: a metadata-filtered HNSW query is slower than reading one user's items
 with their vectors and searching them in this process (see memory.semantic). `log()` opens
-the sibling collection that `memory.semantic.versions` keeps its records in; `open()` deletes
-the siblings an older version left (`RETIRED_SUFFIXES`).
+the sibling collection that `memory.semantic.versions` keeps its records in; `delete_siblings()`
+removes the ones an older version left.
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
@@ -37,9 +37,6 @@ __all__ = ["ChromaStore", "StoredItem"]
 log = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT_S = 10.0
-# Sibling collections that older versions kept (a change feed, 0010; write tokens, 0014): they
-# hold plain user ids, which a forget does not reach, so opening a collection deletes its own.
-RETIRED_SUFFIXES = ("__changes", "__tokens")
 
 
 class StoredItem(NamedTuple):
@@ -80,6 +77,19 @@ class ChromaStore:
             col = self._client.get_or_create_collection(name=self.name + suffix, embedding_function=None,
                                                         metadata={"purpose": "log of " + self.name})
         return ChromaStore(self._client, col, self.where)
+
+    def delete_siblings(self, suffixes: Sequence[str]) -> list[str]:
+        """Delete the collections named after this one plus each of `suffixes` that exist;
+        returns the names deleted."""
+        deleted = []
+        for name in (self.name + suffix for suffix in suffixes):
+            with self._translating(self.where, "delete a collection of"):
+                try:
+                    self._client.delete_collection(name)
+                except NotFoundError:
+                    continue
+            deleted.append(name)
+        return deleted
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -127,19 +137,7 @@ class ChromaStore:
         if space != "cosine":
             raise ConfigError(f"collection {collection!r} in {where} uses {space!r} distance, not cosine")
         log.info("semantic memory: collection %r in %s", collection, where)
-        cls._delete_retired(client, collection, where)
         return cls(client, col, where)
-
-    @classmethod
-    def _delete_retired(cls, client: Any, collection: str, where: str) -> None:
-        for name in (collection + suffix for suffix in RETIRED_SUFFIXES):
-            with cls._translating(where, "delete an unused collection of"):
-                try:
-                    client.delete_collection(name)
-                except NotFoundError:
-                    continue
-            log.info("semantic memory: deleted the unused collection %r in %s (an older version's, holding user ids)",
-                     name, where)
 
     @staticmethod
     def _check_folder(folder: Path, where: str) -> None:

@@ -220,6 +220,9 @@ class ChromaProcess:
     def delete(self, ids: Sequence[str]) -> None:
         self._child.call(self._key, "delete", list(ids))
 
+    def delete_siblings(self, suffixes: Sequence[str]) -> list[str]:
+        return self._child.call(self._key, "delete_siblings", list(suffixes))
+
     def max_batch_size(self) -> int:
         return int(self._child.call(self._key, "max_batch_size"))
 

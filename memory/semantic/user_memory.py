@@ -135,6 +135,9 @@ SNAPSHOT_AFTER = 500
 # the user's items, so a user growing by thousands at a time does not have them all copied
 # after every batch (a cold load after a crash fetches at most that share).
 SNAPSHOT_BACKLOG = 0.25
+# Sibling collections of older versions (0010's change feed, 0014's write tokens): their records
+# hold plain user ids, which a forget does not reach; opening a memory deletes them.
+RETIRED_SUFFIXES = ("__changes", "__tokens")
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -732,6 +735,9 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     else:
         store = ChromaStore.open(**options)
     versions = VersionRecords(store.log(VERSION_SUFFIX))
+    for name in store.delete_siblings(RETIRED_SUFFIXES):
+        log.info("semantic memory: deleted the unused collection %r in %s (an older version's, holding user ids)",
+                 name, store.where)
     folder = snapshot_dir if snapshot_dir is not None else (
         Path(path).with_name(Path(path).name + "-snapshots") if path is not None else None)
     kept = None

@@ -53,8 +53,9 @@ def write_as_older_versions(client: Any, collection: str, item_ids: list[str]) -
                              {"user_id": ALICE, "kind": "token", "token": uuid.uuid4().hex, "at": "1780000000.0"}])
 
 
+@pytest.mark.parametrize("chroma_process", [False, True], ids=["in-process", "chroma-child"])
 async def test_opening_deletes_the_change_feed_and_write_token_collections_and_nothing_else(
-        tmp_path: Path, local_embedder: LocalEmbedder, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: Path, local_embedder: LocalEmbedder, caplog: pytest.LogCaptureFixture, chroma_process: bool) -> None:
     path = tmp_path / "chroma"
     async with open_user_memory(str(path), embedder=local_embedder, snapshots=False) as mem:
         item_ids = await mem.add_many([(ALICE, f"I keep bees number {n} on the roof", None, GUILD) for n in range(3)])
@@ -65,8 +66,9 @@ async def test_opening_deletes_the_change_feed_and_write_token_collections_and_n
     before = {name: contents(client, name) for name in kept}
     client.close()
 
-    with caplog.at_level(logging.INFO, logger="memory.semantic.chroma_backend"):
-        async with open_user_memory(str(path), embedder=local_embedder, snapshots=False) as mem:
+    with caplog.at_level(logging.INFO, logger="memory.semantic.user_memory"):  # logged here, not in a child
+        async with open_user_memory(str(path), embedder=local_embedder, snapshots=False,
+                                    chroma_process=chroma_process) as mem:
             found = await mem.search(ALICE, "bees on the roof", k=10)
 
     client = client_of(path)
@@ -84,7 +86,7 @@ async def test_opening_a_store_without_old_collections_deletes_nothing_and_logs_
     path = tmp_path / "chroma"
     async with open_user_memory(str(path), embedder=local_embedder, snapshots=False) as mem:
         await mem.add(ALICE, "I keep bees on the roof", scope=GUILD)
-    with caplog.at_level(logging.INFO, logger="memory.semantic.chroma_backend"):
+    with caplog.at_level(logging.INFO, logger="memory.semantic.user_memory"):
         async with open_user_memory(str(path), embedder=local_embedder, snapshots=False) as mem:
             assert [hit.text for hit in await mem.list(ALICE)] == ["I keep bees on the roof"]
 
