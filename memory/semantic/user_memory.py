@@ -236,9 +236,8 @@ class UserMemory:
         saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
                  if entry.unsaved and entry.live >= self._snapshot_after]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
-        entries = self._cache.take_all()
+        self._cache.clear()
         await self._pool.close()
-        await asyncio.to_thread(entries.clear)  # tens of thousands of objects: freed off the loop
         await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
@@ -359,7 +358,7 @@ class UserMemory:
                         entry.store_version = written.claim(user_id, entry.store_version)
 
             await self._pool.run(append_all)
-        self._free_later(self._cache.resized(user_id for user_id, _ in updates))
+        self._cache.resized(user_id for user_id, _ in updates)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -399,13 +398,13 @@ class UserMemory:
                 except BaseException:
                     self._cache.drop(user_id)  # its check may still run on: no one else uses it
                     raise
-                self._free_later(self._cache.resized([user_id]))
+                self._cache.resized([user_id])
                 if gone or entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
                     self._snapshot_later(user_id, entry)
                 return entry
             entry, snapshot_generation = await self._pool.run(self._load, user_id, version)
             if not self._pool.closed:
-                self._free_later(self._cache.put(user_id, entry))
+                self._cache.put(user_id, entry)
                 if snapshot_generation is not None:
                     self._snapshot_later(user_id, entry, snapshot_generation)
             return entry
@@ -486,12 +485,6 @@ class UserMemory:
             taken = snapshots.generation(user_id) if generation is None else generation
             saving = self._saving[user_id] = self._pool.submit(save)
         return saving
-
-    def _free_later(self, entries: list[UserItems]) -> None:
-        """Let evicted users' items go on a worker thread: freeing tens of thousands of objects
-        would hold the event loop."""
-        if entries and not self._pool.closed:
-            self._pool.submit(entries.clear)
 
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
