@@ -8,7 +8,8 @@ A sleeper thread wakes every 1 ms and records its gaps, and how much of each it 
 for a CPU (its run-queue wait, /proc/self/task/<tid>/schedstat); for each step it prints the
 worst gap and the worst gap less that wait (min and max over `--repeats`): the second is the
 time the step held the GIL, whatever the machine's load. Steps: every `append` (worst of all), a full garbage
-collection, `UserItems.columns()`, `Snapshots.save` and `Snapshots.load` of those columns.
+collection, `UserItems.columns()`, `Snapshots.save` and `Snapshots.load` of those columns, and
+freeing the items (once: one deallocation, which holds the GIL on whichever thread runs it).
 
     PYTHONPATH=$PWD python bench/probe/bulk_gil_holds.py --size 50000
 """
@@ -124,6 +125,9 @@ def main() -> None:
         snapshots = Snapshots(tmp, embedder="probe")
         measure(sleeper, "Snapshots.save", lambda: snapshots.save("u", columns, "v", 0), args.repeats)
         measure(sleeper, "Snapshots.load", lambda: snapshots.load("u"), args.repeats)
+    held = [entry]
+    del entry
+    measure(sleeper, "freeing the items", held.clear, 1)
     sleeper.stop()
 
 
