@@ -10,6 +10,9 @@ worst gap and the worst gap less that wait (min and max over `--repeats`): the s
 time the step held the GIL, whatever the machine's load. Steps: every `append` (worst of all), a full garbage
 collection, `UserItems.columns()`, `Snapshots.save` and `Snapshots.load` of those columns, and
 freeing the items (once: one deallocation, which holds the GIL on whichever thread runs it).
+Then the single calls the chunked helpers of before were written around, on `--rows` synthetic
+rows (ids of 32 hex digits, 384 float32 each): a fancy-indexed copy of the vectors, `np.take`,
+the ids into a numpy str array and back with `.tolist()`, and one `dict(zip(ids, rows))`.
 
     PYTHONPATH=$PWD python bench/probe/bulk_gil_holds.py --size 50000
 """
@@ -96,6 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rows", type=int, default=400_000, help="rows of the single numpy and dict calls")
     args = parser.parse_args()
     gc.freeze()  # as LocalEmbedder.load does once the model is loaded
     texts = memory_corpus.texts(min(args.size, 60_000))
@@ -128,6 +132,16 @@ def main() -> None:
     held = [entry]
     del entry
     measure(sleeper, "freeing the items", held.clear, 1)
+    print(f"single calls on {args.rows:,} rows")
+    matrix = rng.standard_normal((args.rows, 384)).astype(np.float32)
+    rows = np.arange(args.rows - 7)
+    ids = [f"{n:032x}" for n in range(args.rows)]
+    as_array = np.array(ids, dtype=str)
+    measure(sleeper, "matrix[rows]", lambda: matrix[rows], args.repeats)
+    measure(sleeper, "np.take(matrix, rows, axis=0)", lambda: np.take(matrix, rows, axis=0), args.repeats)
+    measure(sleeper, "np.array(ids, dtype=str)", lambda: np.array(ids, dtype=str), args.repeats)
+    measure(sleeper, "str array .tolist()", as_array.tolist, args.repeats)
+    measure(sleeper, "dict(zip(ids, range(n)))", lambda: dict(zip(ids, range(args.rows))), args.repeats)
     sleeper.stop()
 
 
