@@ -195,7 +195,6 @@ class LocomoRun:
     conversations: list[locomo.Conversation]
     scores: dict[str, dict[str, float]] = field(default_factory=dict)  # variant -> question id -> R@5
     latency_ms: dict[str, list[float]] = field(default_factory=dict)
-    parts_ms: dict[str, list[dict[str, float]]] = field(default_factory=dict)  # mode -> each timed search's parts
     agree: int = 0
     checked: int = 0
 
@@ -226,9 +225,6 @@ async def _store_and_time(conv: locomo.Conversation, unit: Unit, config: ranking
                 started = time.perf_counter()
                 await memory.search(conv.id, q.text + suffix, k=K, scope=None)
                 out.latency_ms.setdefault(mode, []).append((time.perf_counter() - started) * 1000.0)
-                if (timing := memory.last_search) is not None:
-                    out.parts_ms.setdefault(mode, []).append(
-                        {**timing.parts, **{f"(beside) {name}": ms for name, ms in timing.beside.items()}})
             memory.search_mode = "hybrid"
     finally:
         await memory.close()
@@ -290,22 +286,6 @@ def print_tables(run_: LocomoRun, names: list[str]) -> None:
 def _p(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
-
-
-def print_parts(run_: LocomoRun) -> None:
-    """Where the store's search time goes, part by part (`UserMemory.last_search`): the
-    median and p95 of each part per mode, side by side (parts marked "beside" ran during the
-    query's embedding)."""
-    modes = list(run_.parts_ms)
-    names = list(dict.fromkeys(name for mode in modes for parts in run_.parts_ms[mode] for name in parts))
-    print(f"\n## locomo: the store's search, part by part (ms, p50 / p95 of {len(run_.parts_ms[modes[0]])} searches)")
-    print(f"{'part':42} | " + " | ".join(f"{mode:>15}" for mode in modes))
-    for name in names:
-        cells = []
-        for mode in modes:
-            values = [parts.get(name, 0.0) for parts in run_.parts_ms[mode]]
-            cells.append(f"{_p(values, 50):6.2f} / {_p(values, 95):6.2f}")
-        print(f"{name:42} | " + " | ".join(cells))
 
 
 def print_targets(run_: LocomoRun, chosen: str, baselines: list[str]) -> None:

@@ -742,7 +742,6 @@ async def run_locomo(path: str, embedder: RecordingEmbedder, folder: Path) -> No
     print(f"\n## locomo: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
     for mode in ("dense", "hybrid"):
         print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
-    locomo_eval.print_parts(out)
     locomo_eval.print_targets(out, "SHIPPED (this round)", [v.name for v in variants if v.name.startswith("plain")])
     print(f"# load average at the end {_load()}")
 

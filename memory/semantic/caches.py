@@ -91,15 +91,9 @@ class ItemsCache:
         """(user id, items) of every cached user, least recently used first."""
         return list(self._entries.items())
 
-    def take_all(self) -> list[UserItems]:
-        """Empty the cache and return what it held (so the caller can free it elsewhere)."""
-        taken = list(self._entries.values())
-        self.clear()
-        return taken
-
     def trim(self) -> list[UserItems]:
         """Evict the least recently used users until the rest fit (the newest always stays);
-        returns the evicted ones, for the caller to free off the event loop."""
+        returns the evicted ones."""
         evicted: list[UserItems] = []
         while self._total > self.max_bytes and len(self._entries) > 1:
             user_id, entry = self._entries.popitem(last=False)

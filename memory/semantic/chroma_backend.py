@@ -10,7 +10,8 @@ original error is chained.
 Knows nothing of users or scopes: `memory.semantic` builds the filters. There is no query
 method on purpose: a metadata-filtered HNSW query is slower than reading one user's items
 with their vectors and searching them in this process (see memory.semantic). `log()` opens
-the sibling collection that `memory.semantic.versions` keeps its records in.
+the sibling collection that `memory.semantic.versions` keeps its records in; `delete_siblings()`
+removes the ones an older version left.
 Part of memory/: imports nothing from agent/ or bot/.
 """
 
@@ -27,7 +28,7 @@ import chromadb
 import httpx
 import numpy as np
 from chromadb.config import Settings
-from chromadb.errors import ChromaError, InvalidArgumentError
+from chromadb.errors import ChromaError, InvalidArgumentError, NotFoundError
 
 from memory.errors import ConfigError, StoreUnavailable
 
@@ -76,6 +77,19 @@ class ChromaStore:
             col = self._client.get_or_create_collection(name=self.name + suffix, embedding_function=None,
                                                         metadata={"purpose": "log of " + self.name})
         return ChromaStore(self._client, col, self.where)
+
+    def delete_siblings(self, suffixes: Sequence[str]) -> list[str]:
+        """Delete the collections named after this one plus each of `suffixes` that exist;
+        returns the names deleted."""
+        deleted = []
+        for name in (self.name + suffix for suffix in suffixes):
+            with self._translating(self.where, "delete a collection of"):
+                try:
+                    self._client.delete_collection(name)
+                except NotFoundError:
+                    continue
+            deleted.append(name)
+        return deleted
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -179,15 +193,14 @@ class ChromaStore:
             return list(self._collection.get(where=dict(where), include=[])["ids"])
 
     def get_with_embeddings(self, *, where: Mapping[str, Any] | None, ids: Sequence[str] | None = None,
-                            embeddings: bool = True, limit: int | None = None,
-                            offset: int | None = None) -> tuple[list[StoredItem], np.ndarray]:
+                            embeddings: bool = True) -> tuple[list[StoredItem], np.ndarray]:
         """Items matching `where` (None: any) and their embeddings as a float32 matrix (row i =
-        item i); `limit`/`offset` read one page of them. Give `ids` without `where` for more
-        than a few ids: Chroma's plan for both together grows badly with the number of ids."""
+        item i). Give `ids` without `where` for more than a few ids: Chroma's plan for both
+        together grows badly with the number of ids."""
         include = ["documents", "metadatas", "embeddings"] if embeddings else ["documents", "metadatas"]
         with self._translating(self.where, "read from"):
             res = self._collection.get(ids=list(ids) if ids is not None else None, where=dict(where) if where else None,
-                                       include=include, limit=limit, offset=offset)
+                                       include=include)
         count = len(res["ids"])
         docs = res.get("documents") or [""] * count
         metas = res.get("metadatas") or [{}] * count

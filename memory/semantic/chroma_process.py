@@ -213,14 +213,15 @@ class ChromaProcess:
         return self._child.call(self._key, "ids", where=dict(where))
 
     def get_with_embeddings(self, *, where: Mapping[str, Any] | None, ids: Sequence[str] | None = None,
-                            embeddings: bool = True, limit: int | None = None,
-                            offset: int | None = None) -> tuple[list[StoredItem], np.ndarray]:
+                            embeddings: bool = True) -> tuple[list[StoredItem], np.ndarray]:
         return self._child.call(self._key, "get_with_embeddings", where=None if where is None else dict(where),
-                                ids=None if ids is None else list(ids), embeddings=embeddings, limit=limit,
-                                offset=offset)
+                                ids=None if ids is None else list(ids), embeddings=embeddings)
 
     def delete(self, ids: Sequence[str]) -> None:
         self._child.call(self._key, "delete", list(ids))
+
+    def delete_siblings(self, suffixes: Sequence[str]) -> list[str]:
+        return self._child.call(self._key, "delete_siblings", list(suffixes))
 
     def max_batch_size(self) -> int:
         return int(self._child.call(self._key, "max_batch_size"))

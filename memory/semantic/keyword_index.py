@@ -43,7 +43,7 @@ import numpy as np
 
 from memory.semantic.ranking import tokenize
 
-__all__ = ["MAX_HIDDEN_TERMS", "KeywordIndex", "hidden_term", "hidden_terms", "joined"]
+__all__ = ["MAX_HIDDEN_TERMS", "KeywordIndex", "hidden_term", "hidden_terms"]
 
 # A term's own cost: its key, its two arrays (headers and over-allocation) and its slots in
 # two dicts, measured with tracemalloc (tests/memory/test_keyword_index.py); 100, as it was,
@@ -66,19 +66,6 @@ def hidden_terms(text: str) -> str:
     """`text`'s terms (the first MAX_HIDDEN_TERMS, in order, repeats kept for BM25's term
     frequency) as hashes, space-separated: what is kept of words indexed but not stored."""
     return " ".join(hidden_term(t) for t in tokenize(text or "")[:MAX_HIDDEN_TERMS])
-
-
-_JOIN_TERMS = 4096  # terms' postings per numpy join: one join holds the GIL for as long as it runs
-
-
-def joined(parts: Sequence[array[int] | array[float] | np.ndarray], dtype: type) -> np.ndarray:
-    """Arrays of ``dtype`` one after another, joined a few thousand at a time (an empty array
-    for none)."""
-    if not parts:
-        return np.zeros(0, dtype)
-    chunks = [np.concatenate([np.frombuffer(p, dtype=dtype) for p in parts[start:start + _JOIN_TERMS]])
-              for start in range(0, len(parts), _JOIN_TERMS)]
-    return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
 
 
 class KeywordIndex:
@@ -126,8 +113,8 @@ class KeywordIndex:
         keep = np.asarray(keep[: len(self._lengths)], bool)
         renumbered = np.cumsum(keep) - 1
         terms = list(self._docs)
-        docs = joined([self._docs[t] for t in terms], np.int32)
-        tfs = joined([self._tfs[t] for t in terms], np.float64)
+        docs = _joined([self._docs[t] for t in terms], np.int32)
+        tfs = _joined([self._tfs[t] for t in terms], np.float64)
         sizes = np.fromiter((len(self._docs[t]) for t in terms), np.int64, len(terms))
         kept = keep[docs]
         # postings kept per term (each term has at least one posting, so no slice is empty)
@@ -208,3 +195,8 @@ class KeywordIndex:
         tfs = np.concatenate([np.frombuffer(f, dtype=np.float64) for _, f in found])
         rows, where = np.unique(docs, return_inverse=True)
         return rows.astype(np.int32), np.bincount(where, weights=tfs, minlength=len(rows))
+
+
+def _joined(parts: Sequence[array[int] | array[float] | np.ndarray], dtype: type) -> np.ndarray:
+    """Arrays of ``dtype`` one after another (an empty array for none)."""
+    return np.concatenate([np.frombuffer(p, dtype=dtype) for p in parts]) if parts else np.zeros(0, dtype)

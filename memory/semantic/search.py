@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.semantic import ranking
-from memory.semantic.search_timing import Laps
 from memory.semantic.user_items import UserItems
 
 __all__ = ["SEARCH_MODES", "Prepared", "finish", "prepare", "rank", "similarities"]
@@ -47,42 +46,31 @@ class Prepared:
     sorted_ids: np.ndarray
 
 
-def prepare(items: UserItems, plan: ranking.QueryPlan, search_text: str, *, scope: str | None, mode: str,
-            laps: Laps | None = None) -> Prepared:
+def prepare(items: UserItems, plan: ranking.QueryPlan, search_text: str, *, scope: str | None, mode: str) -> Prepared:
     """The vector-free part of a search over `items` as they are now (the caller holds their
-    lock): run while the query is embedded, then `finish` it. `laps` times "mask", "keyword",
-    "window" and "keyword ids"."""
-    lap = laps.lap if laps is not None else _no_lap
+    lock): run while the query is embedded, then `finish` it."""
     mask = items.mask(scope)
-    lap("mask")
     keyword = items.keywords.scores(search_text, mask) if mode != "dense" and mask.any() else _NONE
-    lap("keyword")
     inside = _NONE[0]
     if (plan.since is not None or plan.until is not None) and mask.any():
         lo = plan.since if plan.since is not None else -math.inf
         hi = plan.until if plan.until is not None else math.inf
         inside = np.flatnonzero(mask & (items.created >= lo) & (items.created <= hi))
-    lap("window")
     rows = np.unique(np.concatenate([keyword[0], inside]))
     ids = _ids_of(items, rows)
     order = np.argsort(ids)
-    prepared = Prepared(scope, mask, keyword, inside, rows, rows[order], ids[order])
-    lap("keyword ids")
-    return prepared
+    return Prepared(scope, mask, keyword, inside, rows, rows[order], ids[order])
 
 
 def finish(items: UserItems, prepared: Prepared, plan: ranking.QueryPlan, search_text: str,
-           vector: np.ndarray | None, *, k: int, mode: str, now: float, config: ranking.RankingConfig,
-           laps: Laps | None = None) -> list[tuple[int, float]]:
+           vector: np.ndarray | None, *, k: int, mode: str, now: float,
+           config: ranking.RankingConfig) -> list[tuple[int, float]]:
     """The best `k` rows of `items` in the prepared scope, as (row, fused score), best first:
     the same as `rank` over `items` as they are now (the caller holds their lock). When rows
-    were added or removed since `prepare`, it is prepared again first. `laps` times "again"
-    (when so), "dense", "candidates" and "fuse"."""
-    lap = laps.lap if laps is not None else _no_lap
+    were added or removed since `prepare`, it is prepared again first."""
     mask = items.mask(prepared.scope)
     if not np.array_equal(mask, prepared.mask):  # unequal lengths are unequal too
         prepared = prepare(items, plan, search_text, scope=prepared.scope, mode=mode)
-        lap("again")
     if not mask.any():
         return []
     dense = _NONE
@@ -92,7 +80,6 @@ def finish(items: UserItems, prepared: Prepared, plan: ranking.QueryPlan, search
         n = min(len(rows), max(config.dense_candidates, 10 * k))
         top = np.argpartition(-similarity, n - 1)[:n] if n < len(rows) else np.arange(len(rows))
         dense = (rows[top], similarity[top])
-    lap("dense")
     # Keys for `fuse_keyed`: each candidate's place in id order, so that ties fall as `fuse`
     # lets them; `prepare` sorted the BM25 and window rows by id, the dense ones join them here.
     extra = np.unique(dense[0][~np.isin(dense[0], prepared.rows, assume_unique=True)])
@@ -108,32 +95,25 @@ def finish(items: UserItems, prepared: Prepared, plan: ranking.QueryPlan, search
 
     replies, exchanges = _kinds_and_exchanges(items, plan, config, candidates, key_of)
     said_by_named, dated = _who_and_when(items, plan, config, candidates, key_of)
-    lap("candidates")
 
     timed = plan.since is not None or plan.until is not None or plan.recency_weight > 0
     keys, scores = ranking.fuse_keyed(plan, dense=keyed(*dense), keyword=keyed(*prepared.keyword),
                                       created_at=keyed(candidates, items.created[candidates]) if timed else _NONE,
                                       now=now, k=k, mode=mode, config=config, replies=replies,
                                       exchanges=exchanges, said_by_named=said_by_named, dated=dated)
-    found = list(zip(by_id[keys].tolist(), scores.tolist(), strict=True))
-    lap("fuse")
-    return found
+    return list(zip(by_id[keys].tolist(), scores.tolist(), strict=True))
 
 
 def rank(items: UserItems, plan: ranking.QueryPlan, search_text: str, vector: np.ndarray | None, *,
          scope: str | None, k: int, mode: str, now: float,
-         config: ranking.RankingConfig, laps: Laps | None = None) -> list[tuple[int, float]]:
+         config: ranking.RankingConfig) -> list[tuple[int, float]]:
     """The best `k` rows of `items` in `scope` for the query, as (row, fused score), best first:
     `prepare` then `finish` at once. Ties are broken by id, as `ranking.fuse` breaks them."""
-    prepared = prepare(items, plan, search_text, scope=scope, mode=mode, laps=laps)
-    return finish(items, prepared, plan, search_text, vector, k=k, mode=mode, now=now, config=config, laps=laps)
+    prepared = prepare(items, plan, search_text, scope=scope, mode=mode)
+    return finish(items, prepared, plan, search_text, vector, k=k, mode=mode, now=now, config=config)
 
 
 _NONE = (np.zeros(0, np.int64), np.zeros(0, np.float64))
-
-
-def _no_lap(name: str) -> float:
-    return 0.0
 
 
 def _ids_of(items: UserItems, rows: np.ndarray) -> np.ndarray:

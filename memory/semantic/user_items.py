@@ -30,32 +30,9 @@ from memory.semantic.item_text import keyword_text
 
 __all__ = ["UserItems"]
 
-_COPY_ROWS = 4096  # rows per numpy copy of a user's columns: a few ms each with the GIL held
+_COPY_ROWS = 4096  # rows per call that holds the GIL throughout (JSON parsing, the row map's dict)
 _ROW_OVERHEAD = 1200  # bytes per item besides its vector, text and postings: its tuple, metadata dict, id and
 # values (tracemalloc counted about 1,130 for a stored turn's item beyond `_text_bytes`)
-
-
-def _taken(source: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """`source[rows]`, copied a few thousand rows at a time by `np.take`: fancy indexing holds
-    the GIL through its copy (one of tens of thousands of vectors held the event loop for tens
-    of ms), while a thread beside these takes was never held up more than about 1 ms.
-    `mode="clip"` (the rows are in range by construction, so it changes nothing): with `out`
-    given, numpy's default "raise" mode copies through a temporary buffer (numpy's `take`
-    docs: "use other modes for better performance")."""
-    out = np.empty((len(rows), *source.shape[1:]), source.dtype)
-    for start in range(0, len(rows), _COPY_ROWS):
-        np.take(source, rows[start:start + _COPY_ROWS], axis=0, out=out[start:start + _COPY_ROWS], mode="clip")
-    return out
-
-
-def _listed(values: np.ndarray) -> list[str]:
-    """`values.tolist()`, a few thousand at a time: one call makes every string holding the
-    GIL (with the row map's one `dict(zip(...))`, a 1 ms sleeper waited 4.1-4.3 ms while a
-    50,000-item user was restored; bench/probe/snapshot_gil.py)."""
-    out: list[str] = []
-    for start in range(0, len(values), _COPY_ROWS):
-        out.extend(values[start:start + _COPY_ROWS].tolist())
-    return out
 
 
 def _frozen(column: np.ndarray) -> np.ndarray:
@@ -63,14 +40,6 @@ def _frozen(column: np.ndarray) -> np.ndarray:
     view = column.view()
     view.flags.writeable = False
     return view
-
-
-def _strings(values: list[str]) -> np.ndarray:
-    """`np.array(values, dtype=str)`, filled a few thousand at a time (one call holds the GIL)."""
-    out = np.empty(len(values), f"<U{max(map(len, values), default=1)}")
-    for start in range(0, len(values), _COPY_ROWS):
-        out[start:start + _COPY_ROWS] = values[start:start + _COPY_ROWS]
-    return out
 
 
 def _blob(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -144,11 +113,11 @@ class UserItems:
     def from_columns(cls, columns: Mapping[str, np.ndarray]) -> UserItems:
         """Items as `columns()` gave them (nothing is re-indexed). ValueError (or KeyError,
         TypeError) when the arrays do not fit."""
-        ids = _listed(np.asarray(columns["ids"], dtype=str))
+        ids = np.asarray(columns["ids"], dtype=str).tolist()
         count = len(ids)
         matrix = np.asarray(columns["matrix"], np.float32)
         scopes = [str(s) for s in np.asarray(columns["scope_names"]).tolist()]
-        traces = _listed(np.asarray(columns["exchange_names"], dtype=str))
+        traces = np.asarray(columns["exchange_names"], dtype=str).tolist()
         scope = np.asarray(columns["scope"], np.int32)
         exchange = np.asarray(columns["exchange"], np.int32)
         lengths = [len(matrix), len(columns["created"]), len(scope), len(columns["reply"]), len(exchange)]
@@ -180,7 +149,7 @@ class UserItems:
         entry._exchanges = {name: code for code, name in enumerate(traces)}
         entry.ids = ids
         entry._rows = {}
-        for start in range(0, count, _COPY_ROWS):  # not one dict(zip(...)): see _listed
+        for start in range(0, count, _COPY_ROWS):  # one dict(zip(...)) held the GIL 85-190 ms at 400,000 ids
             entry._rows.update(zip(ids[start:start + _COPY_ROWS], range(start, start + _COPY_ROWS)))
         if len(entry._rows) != count or len(entry._scopes) != len(scopes) or len(entry._exchanges) != len(traces):
             raise ValueError("restored items: an id, scope or exchange appears twice")
@@ -204,14 +173,14 @@ class UserItems:
         exchange_names = sorted(self._exchanges, key=self._exchanges.__getitem__)
         if bool(alive.all()):
             rows = np.arange(count)
-            ids = _strings(self.ids)
+            ids = np.array(self.ids, dtype=str)
             per_row = {"matrix": _frozen(self.matrix), "created": _frozen(self.created),
                        "scope": _frozen(self._scope[:count]), "reply": _frozen(self.replies),
                        "exchange": _frozen(self.exchanges)}
         else:
             rows = np.flatnonzero(alive)
-            ids = _strings([self.ids[r] for r in rows.tolist()])
-            per_row = {"matrix": _taken(self.matrix, rows), "created": self.created[rows],
+            ids = np.array([self.ids[r] for r in rows.tolist()], dtype=str)
+            per_row = {"matrix": self.matrix[rows], "created": self.created[rows],
                        "scope": self._scope[rows], "reply": self._reply[rows], "exchange": self._exchange[rows]}
         chosen = [self.items[r] for r in rows.tolist()]
         texts, text_ends = _blob([item.text.encode() for item in chosen])
@@ -282,9 +251,8 @@ class UserItems:
             return
         capacity = max(rows, 2 * capacity, 8)
         matrix = np.zeros((capacity, dimension), np.float32)
-        for start in range(0, len(self.ids), _COPY_ROWS):  # not one copy: see _taken
-            stop = min(len(self.ids), start + _COPY_ROWS)
-            matrix[start:stop] = self._matrix[start:stop]
+        if len(self.ids):
+            matrix[: len(self.ids)] = self._matrix[: len(self.ids)]  # numpy copies without the GIL
         self._matrix = matrix
         for name, dtype, empty in (("_created", np.float64, 0), ("_scope", np.int32, 0), ("_alive", bool, False),
                                    ("_reply", bool, False), ("_exchange", np.int32, 0), ("_who", np.int32, UNREAD),

@@ -37,7 +37,7 @@ Rules, in one place:
   similarity, keyword scores come from an incremental BM25 index (`memory.semantic.keyword_index`),
   and `ranking.fuse` orders them ("hybrid" by default; "dense" and "keyword" baselines). The
   query's embedding runs beside reading the user's items and the part of the ranking that
-  needs no vector; `last_search` keeps how the last search's time went, part by part.
+  needs no vector.
   Chroma stores the items and vectors; a search reads ONE user's items with their vectors
   (`where user_id`, in pages) instead of asking Chroma for a filtered nearest-neighbour
   query, whose HNSW graph spans every user. Each user's items are then held in this process
@@ -97,7 +97,6 @@ from memory.semantic.embeddings import Embedder, OpenAIEmbedder, embedder_from_s
 from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic.pool import WorkerPool
 from memory.semantic.search import SEARCH_MODES, Prepared, finish, prepare
-from memory.semantic.search_timing import Laps, SearchTiming
 from memory.semantic.snapshot import Snapshots
 from memory.semantic.user_items import UserItems, created_of
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, Written, current
@@ -136,6 +135,9 @@ SNAPSHOT_AFTER = 500
 # the user's items, so a user growing by thousands at a time does not have them all copied
 # after every batch (a cold load after a crash fetches at most that share).
 SNAPSHOT_BACKLOG = 0.25
+# Sibling collections of older versions (0010's change feed, 0014's write tokens): their records
+# hold plain user ids, which a forget does not reach; opening a memory deletes them.
+RETIRED_SUFFIXES = ("__changes", "__tokens")
 AddItem = tuple[str, str, "dict[str, Any] | None", "str | None"]
 Row = tuple[str, str, str, dict[str, Any]]  # id, stored text, indexed text, metadata
 
@@ -153,17 +155,12 @@ class MemoryHit:
 
 @dataclass(frozen=True, slots=True)
 class ColdLoad:
-    """How the last load of a user's items into this process went (for logs and the bench):
-    `route` "version" (the snapshot as it was: its version is the user's now), "ids" (the
-    snapshot checked against the ids Chroma has) or "chroma" (no snapshot), and the time of
-    each step."""
+    """How the last load of a user's items into this process went: `route` "version" (the
+    snapshot as it was: its version is the user's now, no id read), "ids" (the snapshot checked
+    against the ids Chroma has) or "chroma" (no snapshot), and how many items it gave."""
 
     route: str
     items: int
-    version_ms: float
-    snapshot_ms: float
-    ids_ms: float
-    fetch_ms: float
 
 
 def _where(user_id: str, scope: str | None) -> dict[str, Any]:
@@ -194,7 +191,6 @@ class UserMemory:
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
         self.last_load: ColdLoad | None = None
-        self.last_search: SearchTiming | None = None  # how the last search's time went
         self._saving: dict[str, Future[None]] = {}  # users whose snapshot is being written (one at a time each)
         self._saving_lock = threading.Lock()
         self._owns_embedder = owns_embedder
@@ -240,9 +236,8 @@ class UserMemory:
         saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
                  if entry.unsaved and entry.live >= self._snapshot_after]
         await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
-        entries = self._cache.take_all()
+        self._cache.clear()
         await self._pool.close()
-        await asyncio.to_thread(entries.clear)  # tens of thousands of objects: freed off the loop
         await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
             self._embedder.close()
@@ -363,7 +358,7 @@ class UserMemory:
                         entry.store_version = written.claim(user_id, entry.store_version)
 
             await self._pool.run(append_all)
-        self._free_later(self._cache.resized(user_id for user_id, _ in updates))
+        self._cache.resized(user_id for user_id, _ in updates)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -388,7 +383,6 @@ class UserMemory:
         cached user answered from the cache."""
         async with self._user_lock(user_id):
             entry = self._cache.get(user_id)
-            asked = time.perf_counter()
             try:
                 version = (await self._pool.run(self._versions.read, [user_id]))[user_id]
             except StoreUnavailable as exc:
@@ -396,7 +390,6 @@ class UserMemory:
                     raise
                 log.warning("semantic memory: a user's items answered from this process's copy: %s", exc)
                 return entry
-            version_ms = 1000 * (time.perf_counter() - asked)
             if entry is not None:
                 if entry.store_version is not None and entry.store_version == version:
                     return entry
@@ -405,65 +398,58 @@ class UserMemory:
                 except BaseException:
                     self._cache.drop(user_id)  # its check may still run on: no one else uses it
                     raise
-                self._free_later(self._cache.resized([user_id]))
+                self._cache.resized([user_id])
                 if gone or entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
                     self._snapshot_later(user_id, entry)
                 return entry
-            entry, snapshot_generation = await self._pool.run(self._load, user_id, version, version_ms)
+            entry, snapshot_generation = await self._pool.run(self._load, user_id, version)
             if not self._pool.closed:
-                self._free_later(self._cache.put(user_id, entry))
+                self._cache.put(user_id, entry)
                 if snapshot_generation is not None:
                     self._snapshot_later(user_id, entry, snapshot_generation)
             return entry
 
-    def _reconcile(self, user_id: str, entry: UserItems) -> tuple[int, int, float]:
+    def _reconcile(self, user_id: str, entry: UserItems) -> tuple[int, int]:
         """Make `entry` hold exactly the ids Chroma has for the user now (worker thread): drop
         the rows Chroma no longer has, fetch the missing items in pages of LOAD_PAGE (no single
-        Chroma call holds the GIL for long). Returns how many rows went, how many came, and the
-        milliseconds the id read took."""
-        started = time.perf_counter()
+        Chroma call holds the GIL for long). Returns how many rows went and how many came."""
         ids = self._store.ids(where={"user_id": user_id})
-        read_ids = time.perf_counter()
         present = set(ids)
         with entry.lock:
             gone = entry.remove([i for i in entry.ids if i not in present])
             missing = [i for i in ids if i not in entry]
         for start in range(0, len(missing), LOAD_PAGE):
             self._fetch(user_id, entry, missing[start:start + LOAD_PAGE])
-        return gone, len(missing), 1000 * (read_ids - started)
+        return gone, len(missing)
 
     def _checked(self, user_id: str, entry: UserItems, version: str | None) -> int:
         """A cached user's items checked against Chroma's ids (another process wrote them since
         `entry.store_version`); returns how many rows went (their snapshot is removed at once)."""
-        gone, _, _ = self._reconcile(user_id, entry)
+        gone, _ = self._reconcile(user_id, entry)
         if gone and self._snapshots is not None:
             self._snapshots.drop(user_id)  # it holds items forgotten elsewhere: rewritten from `entry`
         with entry.lock:
             entry.store_version = version if current(version) else None
         return gone
 
-    def _load(self, user_id: str, version: str | None, version_ms: float) -> tuple[UserItems, int | None]:
+    def _load(self, user_id: str, version: str | None) -> tuple[UserItems, int | None]:
         """All of the user's items and vectors (worker thread), current for `version` (read
         before this): the user's snapshot as it is when it was saved under that version, else
         the snapshot (or nothing) checked against the ids Chroma has (`_reconcile`). With them,
         the snapshot generation to write a new snapshot under when this fetched many or dropped
         any (else None): written once the entry is cached (`_user_items`)."""
         snapshots = self._snapshots
-        started = time.perf_counter()
         generation = snapshots.generation(user_id) if snapshots is not None else 0
         kept = snapshots.load(user_id) if snapshots is not None else None
-        read_snapshot = time.perf_counter()
-        snapshot_ms = 1000 * (read_snapshot - started)
         if kept is not None and current(version) and kept[1] == version:
             entry = kept[0]
             entry.store_version = version
-            self.last_load = ColdLoad("version", entry.live, version_ms, snapshot_ms, 0.0, 0.0)
+            self.last_load = ColdLoad("version", entry.live)
             return entry, None
         entry = UserItems() if kept is None else kept[0]
-        gone, fetched, ids_ms = self._reconcile(user_id, entry)
+        gone, fetched = self._reconcile(user_id, entry)
         entry.store_version = version if current(version) else None
-        self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live, version_ms, snapshot_ms, ids_ms,
-                                  1000 * (time.perf_counter() - read_snapshot) - ids_ms)
+        self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live)
         stale = kept is not None and (gone or fetched or kept[1] != entry.store_version)
         if snapshots is not None and (stale or entry.unsaved >= self._snapshot_after):
             return entry, generation
@@ -500,12 +486,6 @@ class UserMemory:
             saving = self._saving[user_id] = self._pool.submit(save)
         return saving
 
-    def _free_later(self, entries: list[UserItems]) -> None:
-        """Let evicted users' items go on a worker thread: freeing tens of thousands of objects
-        would hold the event loop."""
-        if entries and not self._pool.closed:
-            self._pool.submit(entries.clear)
-
     def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
         """Read these items with their vectors into `entry`; ids of other users are ignored."""
         items, matrix = self._store.get_with_embeddings(where=None, ids=ids)
@@ -514,74 +494,45 @@ class UserMemory:
             with entry.lock:
                 entry.append([items[n] for n in mine], matrix[mine])
 
-    async def _embed_query(self, text: str, laps: Laps) -> np.ndarray:
+    async def _embed_query(self, text: str) -> np.ndarray:
         if (vector := self._recent_vectors.get(text)) is not None:
             return vector
         await self.loaded()
-        submitted = time.perf_counter()
-        ran: list[float] = []
-
-        def embed() -> np.ndarray:
-            ran.append(time.perf_counter())
-            vector = np.asarray(self._embedder.embed([text])[0], dtype=np.float32)
-            ran.append(time.perf_counter())
-            return vector
-
-        vector = await self._pool.run(embed)
-        laps.between("embed queue", submitted, ran[0])
-        laps.between("embed", ran[0], ran[1])
-        laps.between("embed handoff", ran[1], time.perf_counter())
+        vector = await self._pool.run(lambda: np.asarray(self._embedder.embed([text])[0], dtype=np.float32))
         self._recent_vectors.put(text, vector)
         return vector
 
-    async def _prepared(self, user_id: str, plan: ranking.QueryPlan, search_text: str, scope: str | None,
-                        laps: Laps) -> tuple[UserItems, Prepared]:
+    async def _prepared(self, user_id: str, plan: ranking.QueryPlan, search_text: str,
+                        scope: str | None) -> tuple[UserItems, Prepared]:
         """The user's items, and the part of the search that needs no query vector
-        (`memory.semantic.search.prepare`), timed into `laps` (run beside the query's embedding).
-        A cached user's items are prepared while their version is read: when that read finds
-        another process's writes, the check changes their rows and `finish` prepares again."""
+        (`memory.semantic.search.prepare`; run beside the query's embedding). A cached user's
+        items are prepared while their version is read: when that read finds another process's
+        writes, the check changes their rows and `finish` prepares again."""
         mode = self.search_mode
 
-        def prepared(entry: UserItems, submitted: float) -> tuple[Prepared, float]:
-            inner = Laps()
-            laps.between("prepare queue", submitted, inner.skip())
+        def prepared(entry: UserItems) -> Prepared:
             with entry.lock:
-                inner.lap("prepare lock")
-                found = prepare(entry, plan, search_text, scope=scope, mode=mode, laps=inner)
-            laps.parts.update(inner.parts)
-            return found, time.perf_counter()
+                return prepare(entry, plan, search_text, scope=scope, mode=mode)
 
         cached = self._cache.peek(user_id)
         if cached is None:
             entry = await self._user_items(user_id)
-            found, ended = await self._pool.run(prepared, entry, laps.lap("items"))
-        else:
-            checked, early = await asyncio.gather(self._user_items(user_id),
-                                                  self._pool.run(prepared, cached, laps.skip()),
-                                                  return_exceptions=True)
-            if isinstance(checked, BaseException):
-                raise checked
-            if isinstance(early, BaseException):
-                raise early
-            entry, (found, ended) = checked, early
-            laps.lap("items")
-            if entry is not cached:  # evicted and loaded again meanwhile
-                found, ended = await self._pool.run(prepared, entry, time.perf_counter())
-        laps.between("prepare handoff", ended, time.perf_counter())
-        return entry, found
-
-    async def _query_vector(self, text: str, laps: Laps) -> tuple[np.ndarray, float]:
-        vector = await self._embed_query(text, laps)
-        return vector, time.perf_counter()
+            return entry, await self._pool.run(prepared, entry)
+        checked, early = await asyncio.gather(self._user_items(user_id), self._pool.run(prepared, cached),
+                                              return_exceptions=True)
+        if isinstance(checked, BaseException):
+            raise checked
+        if isinstance(early, BaseException):
+            raise early
+        if checked is not cached:  # evicted and loaded again meanwhile
+            return checked, await self._pool.run(prepared, checked)
+        return checked, early
 
     async def search(self, user_id: str, query: str, k: int = 5, scope: str | None = None) -> list[MemoryHit]:
         """The user's `k` items best matching `query` in `scope` (None = all), best first.
 
         The query's embedding runs beside reading the user's items and the part of the ranking
-        that needs no vector (`memory.semantic.search.prepare`); how the time went is kept in
-        `last_search` (`memory.semantic.search_timing.SearchTiming`)."""
-        started = time.perf_counter()
-        laps = Laps(started)
+        that needs no vector (`memory.semantic.search.prepare`)."""
         check_user(user_id)
         scope = check_scope(scope)
         if not isinstance(query, str):
@@ -593,33 +544,20 @@ class UserMemory:
         plan = ranking.plan_query(visible(query), now, config)
         search_text = visible(plan.search_text) or visible(query)
         mode = self.search_mode
-        planned = laps.lap("plan")
-        beside = Laps()
+        vector: np.ndarray | None = None
         if mode == "keyword":
-            entry, prepared = await self._prepared(user_id, plan, search_text, scope, beside)
-            vector, embedded = None, planned
+            entry, prepared = await self._prepared(user_id, plan, search_text, scope)
         else:
-            (entry, prepared), (vector, embedded) = await asyncio.gather(
-                self._prepared(user_id, plan, search_text, scope, beside), self._query_vector(search_text, laps))
-        submitted = laps.skip()
-        laps.between("items and prepare, past the embedding", embedded, submitted)
+            (entry, prepared), vector = await asyncio.gather(self._prepared(user_id, plan, search_text, scope),
+                                                             self._embed_query(search_text))
 
-        def ranked() -> tuple[list[MemoryHit], Laps, float]:
-            inner = Laps()
-            laps.between("rank queue", submitted, inner.skip())
+        def ranked() -> list[MemoryHit]:
             with entry.lock:
-                inner.lap("lock")
-                found = finish(entry, prepared, plan, search_text, vector, k=k, mode=mode, now=now,
-                               config=config, laps=inner)
+                found = finish(entry, prepared, plan, search_text, vector, k=k, mode=mode, now=now, config=config)
                 chosen = [(entry.items[row], score) for row, score in found]
-            hits = [MemoryHit(it.id, it.text, float(score), dict(it.metadata)) for it, score in chosen]
-            return hits, inner, inner.lap("hits")
+            return [MemoryHit(it.id, it.text, float(score), dict(it.metadata)) for it, score in chosen]
 
-        hits, inner, ended = await self._pool.run(ranked)
-        finished = time.perf_counter()
-        inner.between("rank handoff", ended, finished)
-        self.last_search = SearchTiming.of(laps, inner, beside=beside.parts, total_ms=1000.0 * (finished - started))
-        return hits
+        return await self._pool.run(ranked)
 
     async def list(self, user_id: str, scope: str | None = None) -> list[MemoryHit]:
         """All of the user's items in `scope` (None = all), oldest first, score 0.0."""
@@ -790,6 +728,9 @@ def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | 
     else:
         store = ChromaStore.open(**options)
     versions = VersionRecords(store.log(VERSION_SUFFIX))
+    for name in store.delete_siblings(RETIRED_SUFFIXES):
+        log.info("semantic memory: deleted the unused collection %r in %s (an older version's, holding user ids)",
+                 name, store.where)
     folder = snapshot_dir if snapshot_dir is not None else (
         Path(path).with_name(Path(path).name + "-snapshots") if path is not None else None)
     kept = None

@@ -14,7 +14,6 @@ import pytest
 from memory.semantic import ranking
 from memory.semantic.chroma_backend import StoredItem
 from memory.semantic.search import finish, prepare, rank, similarities
-from memory.semantic.search_timing import Laps
 from memory.semantic.user_items import UserItems
 
 NOW = datetime(2026, 10, 14, 12, 0, tzinfo=UTC).timestamp()
@@ -147,16 +146,6 @@ def test_a_search_whose_scope_was_forgotten_after_prepare_finds_nothing() -> Non
     items.remove_scope("guild")
     assert finish(items, prepared, plan, plan.search_text, items.matrix[0], k=5, mode="hybrid", now=NOW,
                   config=ranking.DEFAULT_CONFIG) == []
-
-
-def test_the_parts_of_a_search_are_timed_when_asked() -> None:
-    items = user_items(200)
-    plan = ranking.plan_query("what did I say about the dog last week?", NOW)
-    laps = Laps()
-    rank(items, plan, plan.search_text, items.matrix[3], scope=None, k=5, mode="hybrid", now=NOW,
-         config=ranking.DEFAULT_CONFIG, laps=laps)
-    assert list(laps.parts) == ["mask", "keyword", "window", "keyword ids", "dense", "candidates", "fuse"]
-    assert all(ms >= 0.0 for ms in laps.parts.values())
 
 
 def test_dense_similarities_over_many_or_few_rows_is_the_dot_product() -> None:
