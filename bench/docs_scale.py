@@ -14,6 +14,8 @@ first, third and last. At each of those it prints:
   - cold: the first search after the index was dropped (SQLite rows, Chroma vectors, BM25
     build, the query's embedding, the search), median of 3, and its worst stall;
   - search p50 / p95 over 76 questions (the query's embedding included), and the worst stall;
+  - the longest garbage collection in this process during the adds, and during the cold
+    builds and searches (a collection holds the GIL, so it stalls the loop from any thread);
   - the worker's RSS with its children (a Chroma child process counts).
 The stall is measured by the bot's own monitor (bot.process.health.LoopLag) waking every 2 ms.
 
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import inspect
 import json
 import os
@@ -90,6 +93,24 @@ def document(rng: random.Random, pool: list[str], number: int, sections: int) ->
     return "\n".join(parts)
 
 
+class GcPauses:
+    """The longest garbage collection (it holds the GIL, whichever thread runs it) since the last take."""
+
+    def __init__(self) -> None:
+        self._started = 0.0
+        self.worst = 0.0
+
+    def observe(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.worst = max(self.worst, time.perf_counter() - self._started)
+
+    def take(self) -> float:
+        worst, self.worst = self.worst, 0.0
+        return worst * 1000
+
+
 class FillEmbedder:
     """The model for questions; seeded random unit vectors for passages while `fill` is set."""
 
@@ -120,6 +141,8 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
 
     lag = LoopLag(0.002, clock=time.perf_counter)
     ticker = asyncio.get_running_loop().create_task(lag.run())
+    collections = GcPauses()
+    gc.callbacks.append(collections.observe)
 
     async def timed(call: Any) -> tuple[float, float]:
         lag.take_worst()
@@ -165,6 +188,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
                 add_stalls.append(stall)
                 if held not in SIZES:
                     continue
+                gc_add = collections.take()
                 colds, cold_stalls = [], []
                 for probe in range(COLD_PROBES):
                     store._indexes.clear()  # the index as an add or a remove leaves it: dropped
@@ -176,12 +200,14 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
                     took, stall = await timed(store.search(GUILD, q, k=5))
                     searches.append(took * 1000)
                     search_stalls.append(stall)
+                gc_search = collections.take()
                 rss = process.memory_info().rss + sum(c.memory_info().rss for c in process.children(recursive=True))
                 out["sizes"][str(held)] = {
                     "add_s": statistics.median(adds), "add_stall_ms": max(add_stalls),
                     "cold_ms": statistics.median(colds) * 1000, "cold_stall_ms": max(cold_stalls),
                     "search_p50": statistics.median(searches), "search_p95": pct(searches, 95),
-                    "search_stall_ms": max(search_stalls), "rss_mb": rss / 2**20}
+                    "search_stall_ms": max(search_stalls), "gc_add_ms": gc_add, "gc_search_ms": gc_search,
+                    "rss_mb": rss / 2**20}
                 adds, add_stalls = [], []
             await store.close()
     ticker.cancel()
@@ -194,7 +220,8 @@ COLUMNS = [  # (key, heading, format)
     ("add_s", "add s/doc", "{:.2f}"), ("add_stall_ms", "add stall", "{:.0f}"),
     ("cold_ms", "cold build", "{:,.0f}"), ("cold_stall_ms", "cold stall", "{:.0f}"),
     ("search_p50", "search p50", "{:.1f}"), ("search_p95", "search p95", "{:.1f}"),
-    ("search_stall_ms", "search stall", "{:.0f}"), ("rss_mb", "RSS MB", "{:,.0f}"),
+    ("search_stall_ms", "search stall", "{:.0f}"), ("gc_add_ms", "gc in adds", "{:.0f}"),
+    ("gc_search_ms", "gc in cold+search", "{:.0f}"), ("rss_mb", "RSS MB", "{:,.0f}"),
 ]
 
 

@@ -37,8 +37,8 @@ import numpy as np
 from memory.documents.extract import DocumentRefused, extract
 from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex
 from memory.documents.limits import DocumentLimits
-from memory.documents.passages import split_passages
-from memory.semantic.chroma_backend import ChromaStore
+from memory.documents.passages import Passage, split_passages
+from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
 from memory.semantic.embeddings import Embedder
 from memory.semantic.ranking import RankingConfig
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 COLLECTION = "server_documents"
 TITLE_MAX_CHARS = 100
 EMBED_BATCH = 64
-READ_PAGE = 1000  # vectors per Chroma read when an index is built: bounds the time one read holds the GIL
+READ_PAGE = 500  # vectors per Chroma read when an index is built: bounds the time one read holds the GIL
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,12 +117,7 @@ class ServerDocuments:
         if len(data) > limits.max_file_bytes:
             raise too_big(len(data), limits.max_file_bytes)
         title = " ".join(storable_text(title).split())[:TITLE_MAX_CHARS] or "Untitled"
-        sections = await asyncio.to_thread(extract, data, kind)
-        chars = sum(len(s.text) for s in sections)
-        if chars > limits.max_document_chars:
-            raise DocumentRefused(f"That document holds {chars:,} characters of text; the limit is "
-                                  f"{limits.max_document_chars:,} per document.")
-        passages = split_passages(sections, max_chars=limits.passage_chars)
+        chars, passages = await asyncio.to_thread(_passages_of, data, kind, limits)
         async with self._lock(guild_id):
             row = await self._db.fetchone(
                 "SELECT (SELECT COUNT(*) FROM documents WHERE guild_id = ?) AS docs, "
@@ -237,12 +232,9 @@ class ServerDocuments:
             (guild_id,))
         # the vectors of the passages SQLite knows (of this server only), by id, a page per read
         wanted = [f"{r['document_id']}-{r['ordinal']}" for r in rows]
-        vectors: dict[str, np.ndarray] = {}
-        for at in range(0, len(wanted), READ_PAGE):
-            items, matrix = await asyncio.to_thread(self._vectors.get_with_embeddings, where=None,
-                                                    ids=wanted[at:at + READ_PAGE])
-            vectors.update((item.id, matrix[n]) for n, item in enumerate(items))
-        index = await asyncio.to_thread(_built, rows, vectors)  # tokenizes every passage: not on the event loop
+        pages = [await asyncio.to_thread(self._vectors.get_with_embeddings, where=None, ids=wanted[at:at + READ_PAGE])
+                 for at in range(0, len(wanted), READ_PAGE)]
+        index = await asyncio.to_thread(_built, rows, pages)  # tokenizes every passage: not on the event loop
         if self._changes.get(guild_id, 0) != changes:  # added or removed meanwhile: serve it, never keep it
             return index
         self._indexes[guild_id] = index
@@ -255,9 +247,21 @@ class ServerDocuments:
         await asyncio.to_thread(self._vectors.close)
 
 
-def _built(rows: list[Any], vectors: dict[str, np.ndarray]) -> PassageIndex:
-    """The index of a server's passages (SQLite rows) that have their vector; a passage without
-    one (a lost write) is left out, not guessed."""
+def _passages_of(data: bytes, kind: str, limits: DocumentLimits) -> tuple[int, list[Passage]]:
+    """A document's characters of text and its passages; DocumentRefused when it is unreadable
+    or holds more text than a document may."""
+    sections = extract(data, kind)
+    chars = sum(len(s.text) for s in sections)
+    if chars > limits.max_document_chars:
+        raise DocumentRefused(f"That document holds {chars:,} characters of text; the limit is "
+                              f"{limits.max_document_chars:,} per document.")
+    return chars, split_passages(sections, max_chars=limits.passage_chars)
+
+
+def _built(rows: list[Any], pages: list[tuple[list[StoredItem], np.ndarray]]) -> PassageIndex:
+    """The index of a server's passages (SQLite rows) that have their vector (in ``pages`` as
+    Chroma read them); a passage without one (a lost write) is left out, not guessed."""
+    vectors = {item.id: matrix[n] for items, matrix in pages for n, item in enumerate(items)}
     passages, kept = [], []
     for r in rows:
         pid = f"{r['document_id']}-{r['ordinal']}"
