@@ -7,7 +7,8 @@ Opens, in order: the SQLite Database (DATA_DIR/bot.sqlite3) with its ChannelBuff
 TraceStore; the per-user semantic memory (embedded Chroma under DATA_DIR/chroma, in a child
 process with CHROMA_PROCESS, or the Chroma server of CHROMA_HOST/CHROMA_PORT; MEMORY_CACHE_MB
 of people's items kept here); the servers' documents (memory.documents: vectors under
-DATA_DIR/documents or on the Chroma server, sharing the memory's embedder); an httpx.AsyncClient for the tools; the ToolRegistry with the
+DATA_DIR/documents, in a child process of their own with CHROMA_PROCESS, or on the Chroma
+server, sharing the memory's embedder); an httpx.AsyncClient for the tools; the ToolRegistry with the
 built-in tools and the tools of the MCP servers of MCP_CONFIG (agent.tools.mcp: each
 server started, listed and kept connected in the background; one that fails is logged and left
 out, and joins when it comes up; every stdio child is stopped on close); the LLMClient; the
@@ -149,7 +150,8 @@ class Runtime:
             self.documents = await asyncio.to_thread(
                 open_server_documents, self.db, self.user_memory.embedder, path=s.memory.data_dir / "documents",
                 host=s.memory.chroma_host, port=s.memory.chroma_port,
-                auth_token=s.memory.chroma_auth_token or None, limits=s.features.knowledge.documents)
+                auth_token=s.memory.chroma_auth_token or None, limits=s.features.knowledge.documents,
+                chroma_process=s.memory.chroma_process, op_timeout_s=OP_TIMEOUT_S)
             stack.push_async_callback(self.documents.close)
             await self.documents.load()
             self.http = await stack.enter_async_context(

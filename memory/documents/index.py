@@ -19,6 +19,7 @@ import numpy as np
 
 from memory.semantic.keyword_index import KeywordIndex
 from memory.semantic.ranking import RankingConfig, fuse_keyed, plan_query
+from memory.semantic.search import similarities  # einsum, not BLAS: the memory's reason holds here
 
 __all__ = ["DOCS_RANKING", "DocHit", "IndexedPassage", "PassageIndex"]
 
@@ -80,7 +81,7 @@ class PassageIndex:
         if mode != "keyword":
             if vector is None:
                 raise ValueError(f"mode {mode!r} needs the query's vector")
-            dense = (rows, self._vectors @ np.asarray(vector, np.float32))
+            dense = (rows, similarities(self._vectors, rows, np.asarray(vector, np.float32)))
         keyword = self._keywords.scores(query, self._all) if mode != "dense" else (np.zeros(0, np.int64), np.zeros(0))
         plan = plan_query(query, 0.0, config)
         keys, scores = fuse_keyed(plan, dense=dense, keyword=keyword,

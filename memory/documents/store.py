@@ -10,10 +10,13 @@ takes only the passages SQLite knows). Every call names its server, and a search
 server's rows only: a server's documents are never found from another server.
 
 Limits (`DocumentLimits`) are checked before anything is stored, each refusal one sentence
-(`DocumentRefused`). Blocking work (extraction, embedding, Chroma) runs in worker threads; a
-server's searchable index (`memory.documents.index`) is built on its first search and
-dropped when its documents change. The servers that have documents are known in memory,
-so asking whether a server has any costs no query.
+(`DocumentRefused`). Blocking work (extraction, embedding, Chroma, building and searching an
+index) runs in worker threads, and an embedded Chroma folder may run in a child process
+(`memory.semantic.chroma_process`, as the memory's does): its bindings hold the GIL while they
+add or read, which would stall the event loop. A server's searchable index
+(`memory.documents.index`) is built on its first search from pages of vectors and dropped
+when its documents change. The servers that have documents are known in memory, so asking
+whether a server has any costs no query.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -34,8 +37,9 @@ import numpy as np
 from memory.documents.extract import DocumentRefused, extract
 from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex
 from memory.documents.limits import DocumentLimits
-from memory.documents.passages import split_passages
-from memory.semantic.chroma_backend import ChromaStore
+from memory.documents.passages import Passage, split_passages
+from memory.semantic.chroma_backend import ChromaStore, StoredItem
+from memory.semantic.chroma_process import ChromaProcess
 from memory.semantic.embeddings import Embedder
 from memory.semantic.ranking import RankingConfig
 from memory.stores.database import Database, epoch_us, from_epoch_us, require_id, storable_text
@@ -47,6 +51,7 @@ log = logging.getLogger(__name__)
 COLLECTION = "server_documents"
 TITLE_MAX_CHARS = 100
 EMBED_BATCH = 64
+READ_PAGE = 500  # vectors per Chroma read when an index is built: bounds the time one read holds the GIL
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +82,7 @@ def too_big(size: int, limit: int) -> DocumentRefused:
 class ServerDocuments:
     """Every server's documents over one database and one Chroma collection."""
 
-    def __init__(self, db: Database, vectors: ChromaStore, embedder: Embedder, *,
+    def __init__(self, db: Database, vectors: ChromaStore | ChromaProcess, embedder: Embedder, *,
                  limits: DocumentLimits | None = None, cached_servers: int = 16) -> None:
         self._db = db
         self._vectors = vectors
@@ -112,12 +117,7 @@ class ServerDocuments:
         if len(data) > limits.max_file_bytes:
             raise too_big(len(data), limits.max_file_bytes)
         title = " ".join(storable_text(title).split())[:TITLE_MAX_CHARS] or "Untitled"
-        sections = await asyncio.to_thread(extract, data, kind)
-        chars = sum(len(s.text) for s in sections)
-        if chars > limits.max_document_chars:
-            raise DocumentRefused(f"That document holds {chars:,} characters of text; the limit is "
-                                  f"{limits.max_document_chars:,} per document.")
-        passages = split_passages(sections, max_chars=limits.passage_chars)
+        chars, passages = await asyncio.to_thread(_passages_of, data, kind, limits)
         async with self._lock(guild_id):
             row = await self._db.fetchone(
                 "SELECT (SELECT COUNT(*) FROM documents WHERE guild_id = ?) AS docs, "
@@ -219,7 +219,7 @@ class ServerDocuments:
             return []
         index = await self._index(guild_id)
         vector = None if mode == "keyword" else (await asyncio.to_thread(self._embedder.embed, [query]))[0]
-        return index.search(query, vector, k=k, mode=mode, config=config)
+        return await asyncio.to_thread(index.search, query, vector, k=k, mode=mode, config=config)
 
     async def _index(self, guild_id: str) -> PassageIndex:
         if (index := self._indexes.get(guild_id)) is not None:
@@ -230,17 +230,11 @@ class ServerDocuments:
             "SELECT p.document_id, p.ordinal, p.section, p.text, d.title FROM document_passages p "
             "JOIN documents d ON d.id = p.document_id WHERE p.guild_id = ? ORDER BY p.document_id, p.ordinal",
             (guild_id,))
-        items, matrix = await asyncio.to_thread(self._vectors.get_with_embeddings, where={"guild_id": guild_id})
-        vectors = {item.id: matrix[n] for n, item in enumerate(items)} if len(matrix) else {}
-        passages, kept = [], []
-        for r in rows:
-            pid = f"{r['document_id']}-{r['ordinal']}"
-            if pid in vectors:  # a passage without its vector (a lost write) is left out, not guessed
-                passages.append(IndexedPassage(pid, r["document_id"], r["title"], r["section"], r["text"]))
-                kept.append(vectors[pid])
-        dimension = len(kept[0]) if kept else 0
-        index = await asyncio.to_thread(  # tokenizes every passage: not on the event loop
-            PassageIndex, passages, np.asarray(kept, np.float32).reshape(len(kept), dimension))
+        # the vectors of the passages SQLite knows (of this server only), by id, a page per read
+        wanted = [f"{r['document_id']}-{r['ordinal']}" for r in rows]
+        pages = [await asyncio.to_thread(self._vectors.get_with_embeddings, where=None, ids=wanted[at:at + READ_PAGE])
+                 for at in range(0, len(wanted), READ_PAGE)]
+        index = await asyncio.to_thread(_built, rows, pages)  # tokenizes every passage: not on the event loop
         if self._changes.get(guild_id, 0) != changes:  # added or removed meanwhile: serve it, never keep it
             return index
         self._indexes[guild_id] = index
@@ -253,14 +247,47 @@ class ServerDocuments:
         await asyncio.to_thread(self._vectors.close)
 
 
+def _passages_of(data: bytes, kind: str, limits: DocumentLimits) -> tuple[int, list[Passage]]:
+    """A document's characters of text and its passages; DocumentRefused when it is unreadable
+    or holds more text than a document may."""
+    sections = extract(data, kind)
+    chars = sum(len(s.text) for s in sections)
+    if chars > limits.max_document_chars:
+        raise DocumentRefused(f"That document holds {chars:,} characters of text; the limit is "
+                              f"{limits.max_document_chars:,} per document.")
+    return chars, split_passages(sections, max_chars=limits.passage_chars)
+
+
+def _built(rows: list[Any], pages: list[tuple[list[StoredItem], np.ndarray]]) -> PassageIndex:
+    """The index of a server's passages (SQLite rows) that have their vector (in ``pages`` as
+    Chroma read them); a passage without one (a lost write) is left out, not guessed."""
+    vectors = {item.id: matrix[n] for items, matrix in pages for n, item in enumerate(items)}
+    passages, kept = [], []
+    for r in rows:
+        pid = f"{r['document_id']}-{r['ordinal']}"
+        if pid in vectors:
+            passages.append(IndexedPassage(pid, r["document_id"], r["title"], r["section"], r["text"]))
+            kept.append(vectors[pid])
+    dimension = len(kept[0]) if kept else 0
+    return PassageIndex(passages, np.asarray(kept, np.float32).reshape(len(kept), dimension))
+
+
 def open_server_documents(db: Database, embedder: Embedder, *, path: str | Path | None,
                           host: str | None = None, port: int | None = None, auth_token: str | None = None,
-                          limits: DocumentLimits | None = None) -> ServerDocuments:
+                          limits: DocumentLimits | None = None, chroma_process: bool = False,
+                          op_timeout_s: float = 30.0) -> ServerDocuments:
     """The documents store over ``db`` and the Chroma folder ``path`` (or the server at
-    ``host``:``port``). Blocking (opens Chroma): call it in a worker thread; then `load()`."""
+    ``host``:``port``). With ``chroma_process`` an embedded folder runs in a child process
+    (`memory.semantic.chroma_process.ChromaProcess`; a call not answered within
+    ``op_timeout_s`` fails with StoreUnavailable), so that its work never holds the event loop.
+    Blocking (opens Chroma, starts the child): call it in a worker thread; then `load()`."""
     dimension = getattr(embedder, "known_dimension", None) if hasattr(embedder, "known_dimension") \
         else embedder.dimension
-    vectors = ChromaStore.open(path=path, host=host, port=port, collection=COLLECTION,
-                               embedder_name=embedder.name, dimension=dimension, auth_token=auth_token)
+    options: dict[str, Any] = {"path": path, "host": host, "port": port, "collection": COLLECTION,
+                               "embedder_name": embedder.name, "dimension": dimension, "auth_token": auth_token}
+    vectors: ChromaStore | ChromaProcess
+    if chroma_process and not host:
+        vectors = ChromaProcess.open(call_timeout_s=op_timeout_s, **options)
+    else:
+        vectors = ChromaStore.open(**options)
     return ServerDocuments(db, vectors, embedder, limits=limits)
-

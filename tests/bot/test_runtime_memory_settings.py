@@ -1,6 +1,7 @@
 """The runtime's memory settings: with CHROMA_PROCESS (the default) the embedded Chroma runs in
 a worker process, a child of the bot's process, so that its adds and reads cannot hold the
-bot's GIL (the memory works the same, and the worker is gone when the runtime closes);
+bot's GIL (the memory works the same, and the worker is gone when the runtime closes); the
+servers' documents' Chroma folder runs in a worker of its own likewise;
 MEMORY_CACHE_MB bounds the people's items the process keeps."""
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ async def test_the_embedded_memory_runs_in_a_worker_process_and_remembers(
     fake.reply("Final Answer: noted").reply("Final Answer: you like tea")
     async with Runtime(load_settings({**env, "CHROMA_PROCESS": "true"})) as rt:
         workers = {pid for pid in _children() - before if "spawn_main" in _command(pid)}
-        assert len(workers) == 1  # the Chroma worker, spawned by this process
+        assert len(workers) == 2  # the Chroma workers of the memory and of the documents, spawned by this process
+        assert rt.user_memory._store.pid in workers and rt.documents._vectors.pid in workers
         await rt.pipeline.handle(ask("I like tea"))
         await rt.pipeline.handle(ask("what do I like?"))
         hits = await rt.user_memory.search(ask("x").user_id, "tea", scope=None)

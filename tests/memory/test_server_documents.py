@@ -1,6 +1,6 @@
 """A server's documents on a real SQLite file and embedded Chroma folder with the real local
 embedder: added, searched with title and section, kept apart per server, limited, removed,
-exported, and consistent when adds race."""
+exported, consistent when adds, searches and removes race, and searched off the event loop."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from memory.documents import DocumentLimits, DocumentRefused, ServerDocuments, open_server_documents
+from memory.documents import store as store_module
+from memory.documents.index import PassageIndex
 from memory.semantic.embeddings import LocalEmbedder
 from memory.stores.database import Database
 from tests.memory.pdf_builder import pdf_bytes
@@ -217,3 +219,53 @@ async def test_a_blank_title_and_a_hostile_one_are_stored_tidy(docs: ServerDocum
 async def test_an_empty_query_finds_nothing(docs: ServerDocuments) -> None:
     await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
     assert await docs.search(GUILD, "   ") == []
+
+
+async def test_a_search_ranks_in_a_worker_thread_while_the_event_loop_goes_on(
+        docs: ServerDocuments, monkeypatch: pytest.MonkeyPatch) -> None:
+    await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
+    await docs.search(GUILD, "voice chat")  # the index is built
+    ranking, go_on = threading.Event(), threading.Event()
+    released: list[bool] = []
+    rank = PassageIndex.search
+
+    def held(self: PassageIndex, *args: object, **kwargs: object) -> object:  # waits for the loop to let it go
+        ranking.set()
+        released.append(go_on.wait(10))
+        return rank(self, *args, **kwargs)
+
+    monkeypatch.setattr(PassageIndex, "search", held)
+    search = asyncio.create_task(docs.search(GUILD, "when does voice chat open?"))
+    await asyncio.to_thread(ranking.wait, 10)
+    go_on.set()  # reached only while the ranking waits: it does not hold the event loop
+
+    hits = await search
+    assert released == [True]
+    assert hits[0].section == "FAQ > Voice chat"
+
+
+async def test_an_index_read_in_several_pages_holds_every_passage(
+        docs: ServerDocuments, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "READ_PAGE", 2)
+    await docs.add(GUILD, title="Server rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
+    await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
+
+    hits = await docs.search(GUILD, "voice channel rules roles spam", k=10, mode="dense")
+
+    assert sorted(h.section for h in hits) == ["FAQ > Roles", "FAQ > Voice chat", "Server rules > 1. Be kind",
+                                               "Server rules > 2. Stay on topic", "Server rules > 3. No spam"]
+
+
+async def test_a_search_while_a_document_is_added_sees_the_server_before_or_after_it(
+        docs: ServerDocuments) -> None:
+    await docs.add(GUILD, title="Server rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
+    adding = asyncio.create_task(
+        docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN))
+    during = await asyncio.gather(*(docs.search(GUILD, "when does voice chat open?", k=10) for _ in range(3)))
+    await adding
+
+    for hits in during:
+        assert {h.title for h in hits} in ({"Server rules"}, {"Server rules", "FAQ"})
+        assert len(hits) in (3, 5)  # every passage of the documents it saw, none half-added
+    after = await docs.search(GUILD, "when does voice chat open?")
+    assert (after[0].title, after[0].section) == ("FAQ", "FAQ > Voice chat")
