@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,10 +81,42 @@ def too_big(size: int, limit: int) -> DocumentRefused:
     return DocumentRefused(f"That file is {_size(size)}; documents may be at most {_size(limit)}.")
 
 
+class VectorsOnFirstUse:
+    """The documents' Chroma collection, opened by the first call that needs it (from a worker
+    thread): a bot whose servers have no documents starts no Chroma child process for them."""
+
+    def __init__(self, open_store: Callable[[], ChromaStore | ChromaProcess]) -> None:
+        self._open_store = open_store
+        self._store: ChromaStore | ChromaProcess | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def opened(cls, store: ChromaStore | ChromaProcess) -> VectorsOnFirstUse:
+        vectors = cls(lambda: store)
+        vectors._store = store
+        return vectors
+
+    @property
+    def is_open(self) -> bool:
+        return self._store is not None
+
+    def get(self) -> ChromaStore | ChromaProcess:
+        """The store, opened now if it was not (blocking)."""
+        with self._lock:
+            if self._store is None:
+                self._store = self._open_store()
+            return self._store
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+
+
 class ServerDocuments:
     """Every server's documents over one database and one Chroma collection."""
 
-    def __init__(self, db: Database, vectors: ChromaStore | ChromaProcess, embedder: Embedder, *,
+    def __init__(self, db: Database, vectors: VectorsOnFirstUse, embedder: Embedder, *,
                  limits: DocumentLimits | None = None, cached_servers: int = 16) -> None:
         self._db = db
         self._vectors = vectors
@@ -134,8 +168,8 @@ class ServerDocuments:
             ids = [f"{doc_id}-{p.ordinal}" for p in passages]
             vectors = await asyncio.to_thread(self._embed, [p.indexed(title) for p in passages])
             # no text in Chroma: SQLite holds it (and a delete of vectors that fails leaves no words)
-            await asyncio.to_thread(self._vectors.add, ids, vectors, [""] * len(passages),
-                                    [{"guild_id": guild_id, "document_id": doc_id}] * len(passages))
+            await asyncio.to_thread(lambda: self._vectors.get().add(
+                ids, vectors, [""] * len(passages), [{"guild_id": guild_id, "document_id": doc_id}] * len(passages)))
             added_at = datetime.now(UTC)
             try:
                 async with self._db.transaction():
@@ -150,7 +184,7 @@ class ServerDocuments:
                         [(doc_id, p.ordinal, guild_id, storable_text(p.section), storable_text(p.text))
                          for p in passages])
             except BaseException:
-                await asyncio.to_thread(self._vectors.delete, ids)
+                await asyncio.to_thread(lambda: self._vectors.get().delete(ids))
                 raise
             self._changed(guild_id, present=True)
         log.info("server %s: added document %s (%s, %d passages)", guild_id, doc_id, kind, len(passages))
@@ -190,7 +224,7 @@ class ServerDocuments:
             remaining = await self._db.fetchone("SELECT 1 FROM documents WHERE guild_id = ? LIMIT 1", (guild_id,))
             self._changed(guild_id, present=remaining is not None)
         try:
-            await asyncio.to_thread(self._vectors.delete, [f"{document_id}-{n}" for n in range(found.passages)])
+            await asyncio.to_thread(lambda: self._vectors.get().delete([f"{document_id}-{n}" for n in range(found.passages)]))
         except Exception:  # the rows are gone, so these vectors are never read again
             log.warning("server %s: the vectors of removed document %s stay in Chroma", guild_id, document_id,
                         exc_info=True)
@@ -232,8 +266,8 @@ class ServerDocuments:
             (guild_id,))
         # the vectors of the passages SQLite knows (of this server only), by id, a page per read
         wanted = [f"{r['document_id']}-{r['ordinal']}" for r in rows]
-        pages = [await asyncio.to_thread(self._vectors.get_with_embeddings, where=None, ids=wanted[at:at + READ_PAGE])
-                 for at in range(0, len(wanted), READ_PAGE)]
+        pages = [await asyncio.to_thread(lambda at=at: self._vectors.get().get_with_embeddings(
+                     where=None, ids=wanted[at:at + READ_PAGE])) for at in range(0, len(wanted), READ_PAGE)]
         index = await asyncio.to_thread(_built, rows, pages)  # tokenizes every passage: not on the event loop
         if self._changes.get(guild_id, 0) != changes:  # added or removed meanwhile: serve it, never keep it
             return index
@@ -243,7 +277,7 @@ class ServerDocuments:
         return index
 
     async def close(self) -> None:
-        """Release the Chroma client."""
+        """Release the Chroma client (stop its child), if it was opened."""
         await asyncio.to_thread(self._vectors.close)
 
 
@@ -278,16 +312,16 @@ def open_server_documents(db: Database, embedder: Embedder, *, path: str | Path 
                           op_timeout_s: float = 30.0) -> ServerDocuments:
     """The documents store over ``db`` and the Chroma folder ``path`` (or the server at
     ``host``:``port``). With ``chroma_process`` an embedded folder runs in a child process
-    (`memory.semantic.chroma_process.ChromaProcess`; a call not answered within
-    ``op_timeout_s`` fails with StoreUnavailable), so that its work never holds the event loop.
-    Blocking (opens Chroma, starts the child): call it in a worker thread; then `load()`."""
+    (`memory.semantic.chroma_process.ChromaProcess`, started by the first add or search that
+    needs the vectors; a call not answered within ``op_timeout_s`` fails with StoreUnavailable),
+    so that its work never holds the event loop. Blocking (opens Chroma): call it in a worker
+    thread; then `load()`."""
     dimension = getattr(embedder, "known_dimension", None) if hasattr(embedder, "known_dimension") \
         else embedder.dimension
     options: dict[str, Any] = {"path": path, "host": host, "port": port, "collection": COLLECTION,
                                "embedder_name": embedder.name, "dimension": dimension, "auth_token": auth_token}
-    vectors: ChromaStore | ChromaProcess
-    if chroma_process and not host:
-        vectors = ChromaProcess.open(call_timeout_s=op_timeout_s, **options)
+    if chroma_process and not host:  # the child starts with the first add or search
+        vectors = VectorsOnFirstUse(lambda: ChromaProcess.open(call_timeout_s=op_timeout_s, **options))
     else:
-        vectors = ChromaStore.open(**options)
+        vectors = VectorsOnFirstUse.opened(ChromaStore.open(**options))
     return ServerDocuments(db, vectors, embedder, limits=limits)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bot.settings.config import load_settings
 from bot.process.runtime import Runtime
-from tests.bot.conftest import ask
+from tests.bot.conftest import GUILD, ask
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -38,8 +38,12 @@ async def test_the_embedded_memory_runs_in_a_worker_process_and_remembers(
     fake.reply("Final Answer: noted").reply("Final Answer: you like tea")
     async with Runtime(load_settings({**env, "CHROMA_PROCESS": "true"})) as rt:
         workers = {pid for pid in _children() - before if "spawn_main" in _command(pid)}
-        assert len(workers) == 2  # the Chroma workers of the memory and of the documents, spawned by this process
-        assert rt.user_memory._store.pid in workers and rt.documents._vectors.pid in workers
+        assert workers == {rt.user_memory._store.pid}  # the memory's Chroma worker, spawned by this process
+        assert not rt.documents._vectors.is_open  # the documents' starts with their first use
+        await rt.services.documents.add_file(GUILD, "200000000000000009", filename="tea.md", media_type="text/markdown",
+                                             data=b"# Tea\n\nGreen tea is steeped at 80 degrees.\n", title=None)
+        workers = {pid for pid in _children() - before if "spawn_main" in _command(pid)}
+        assert workers == {rt.user_memory._store.pid, rt.documents._vectors.get().pid}
         await rt.pipeline.handle(ask("I like tea"))
         await rt.pipeline.handle(ask("what do I like?"))
         hits = await rt.user_memory.search(ask("x").user_id, "tea", scope=None)

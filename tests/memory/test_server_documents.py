@@ -117,7 +117,7 @@ async def test_a_document_removed_while_the_index_is_built_is_not_found_afterwar
                            added_by=ADMIN)
     await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
     reading, go_on = threading.Event(), threading.Event()
-    read_vectors = docs._vectors.get_with_embeddings
+    read_vectors = docs._vectors.get().get_with_embeddings
 
     def held_read(**where: object) -> object:  # the index's vectors, read, then held until the remove is done
         vectors = read_vectors(**where)
@@ -125,7 +125,7 @@ async def test_a_document_removed_while_the_index_is_built_is_not_found_afterwar
         go_on.wait(30)
         return vectors
 
-    monkeypatch.setattr(docs._vectors, "get_with_embeddings", held_read)
+    monkeypatch.setattr(docs._vectors.get(), "get_with_embeddings", held_read)
     first = asyncio.create_task(docs.search(GUILD, "advertising spam rule"))
     await asyncio.to_thread(reading.wait, 30)
     await docs.remove(GUILD, rules.id)
@@ -138,7 +138,7 @@ async def test_a_document_removed_while_the_index_is_built_is_not_found_afterwar
 async def test_chroma_keeps_the_vectors_and_no_passage_text(docs: ServerDocuments) -> None:
     await docs.add(GUILD, title="Server rules", source="rules.md", kind="markdown", data=RULES, added_by=ADMIN)
 
-    stored = docs._vectors.get(where={"guild_id": GUILD})
+    stored = docs._vectors.get().get(where={"guild_id": GUILD})
 
     assert stored and all(item.text == "" for item in stored)
     assert [h.title for h in await docs.search(GUILD, "advertising spam rule")][:1] == ["Server rules"]

@@ -29,7 +29,7 @@ async def test_documents_in_a_chroma_child_process_are_added_searched_and_kept_i
         db: Database, tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     docs = await _open(db, tmp_path, local_embedder, chroma_process=True)
     try:
-        assert docs._vectors.pid not in (None, os.getpid())
+        assert docs._vectors.get().pid not in (None, os.getpid())
         await docs.add(GUILD, title="FAQ", source="faq.md", kind="markdown", data=FAQ, added_by=ADMIN)
         hits = await docs.search(GUILD, "when does voice chat open?")
         assert (hits[0].title, hits[0].section) == ("FAQ", "FAQ > Voice chat")
