@@ -35,7 +35,7 @@ class WorkerPool:
 
     def submit(self, fn: Callable[[], T]) -> Future[T]:
         """Start `fn` now without awaiting it (e.g. loading the model in the background)."""
-        return self._executor.submit(fn)
+        return self._started(fn)
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         return await self._awaited(self._started(lambda: fn(*args, **kwargs)))
@@ -44,6 +44,11 @@ class WorkerPool:
         if self.closed:
             raise MemoryStoreError("this user memory is closed")
         return self._executor.submit(fn)
+
+    async def awaited(self, task: Future[T]) -> T:
+        """Await work started with `submit`, bounded by `op_timeout_s` (the work runs on after a
+        timeout: await it again to take it over)."""
+        return await self._awaited(task)
 
     async def _awaited(self, task: Future[T]) -> T:
         try:

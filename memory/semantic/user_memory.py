@@ -192,6 +192,9 @@ class UserMemory:
         self._snapshot_after = max(1, snapshot_after)
         self.last_load: ColdLoad | None = None
         self._saving: dict[str, Future[None]] = {}  # users whose snapshot is being written (one at a time each)
+        # cold loads still running after the search that started them gave up waiting (op_timeout_s):
+        # the next search of that user takes the load over instead of starting another
+        self._loads: dict[str, Future[tuple[UserItems, int | None]]] = {}
         self._saving_lock = threading.Lock()
         self._owns_embedder = owns_embedder
         self._pool = WorkerPool(store.where, op_timeout_s)
@@ -402,12 +405,23 @@ class UserMemory:
                 if gone or entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
                     self._snapshot_later(user_id, entry)
                 return entry
-            entry, snapshot_generation = await self._pool.run(self._load, user_id, version)
-            if not self._pool.closed:
-                self._cache.put(user_id, entry)
-                if snapshot_generation is not None:
-                    self._snapshot_later(user_id, entry, snapshot_generation)
-            return entry
+            load = self._loads.get(user_id)
+            taken_over = load is not None
+            if load is None:
+                load = self._loads[user_id] = self._pool.submit(lambda: self._load(user_id, version))
+            try:
+                entry, snapshot_generation = await self._pool.awaited(load)
+            finally:
+                if load.done():  # else it runs on, and the next search waits for it again
+                    self._loads.pop(user_id, None)
+            if self._pool.closed:
+                return entry
+            self._cache.put(user_id, entry)
+            if snapshot_generation is not None:
+                self._snapshot_later(user_id, entry, snapshot_generation)
+        if taken_over:  # loaded under the version of the search that started it: checked now, cached
+            return await self._user_items(user_id)
+        return entry
 
     def _reconcile(self, user_id: str, entry: UserItems) -> tuple[int, int]:
         """Make `entry` hold exactly the ids Chroma has for the user now (worker thread): drop

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from memory.errors import StoreUnavailable
-from memory.semantic import UserMemory, scope_for
+from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, current
@@ -413,3 +413,71 @@ async def test_a_forget_that_timed_out_but_landed_stays_forgotten_in_later_searc
         await mem.add(ALICE, "bees later", scope=GUILD)
     async with opened(path, local_embedder) as again:
         assert await texts_found(again) == {"bees later"}
+
+
+class HeldAfterReading:
+    """The store's `get_with_embeddings` reads, then waits until the test lets it answer: a cold
+    load that outlives the search that started it, holding what it read."""
+
+    def __init__(self, mem: UserMemory) -> None:
+        self.store, self.go_on = mem._store, threading.Event()
+        self.real = self.store.get_with_embeddings
+
+        def held(*args: object, **kwargs: object) -> object:
+            read = self.real(*args, **kwargs)
+            if kwargs.get("embeddings", True):  # a load's read (the store's own `get` reads without)
+                self.go_on.wait(60)
+            return read
+
+        self.store.get_with_embeddings = held  # type: ignore[method-assign]
+
+    def release(self) -> None:
+        self.store.get_with_embeddings = self.real  # type: ignore[method-assign]
+        self.go_on.set()
+
+
+def counted_loads(mem: UserMemory) -> list[str]:
+    loads: list[str] = []
+    real = mem._load
+
+    def load(user_id: str, version: str | None) -> object:
+        loads.append(user_id)
+        return real(user_id, version)
+
+    mem._load = load  # type: ignore[method-assign]
+    return loads
+
+
+async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_not_started_again(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    async with open_user_memory(str(path), embedder=local_embedder) as mem:  # 12 items: no snapshot, a load reads Chroma
+        await mem.add_many([(ALICE, t, None, GUILD) for t in TEXTS])
+    async with open_user_memory(str(path), embedder=local_embedder, op_timeout_s=3.0) as mem:
+        loads = counted_loads(mem)
+        held = HeldAfterReading(mem)
+        with pytest.raises(StoreUnavailable):
+            await mem.search(ALICE, "bees")
+        held.release()
+
+        assert await texts_found(mem) == set(TEXTS)
+        assert loads == [ALICE]
+
+
+async def test_a_load_taken_over_after_a_forget_serves_nothing_it_read_before_the_forget(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    async with open_user_memory(str(path), embedder=local_embedder) as mem:
+        await mem.add_many([(ALICE, t, None, GUILD) for t in TEXTS])
+    async with open_user_memory(str(path), embedder=local_embedder, op_timeout_s=3.0) as mem:
+        held = HeldAfterReading(mem)
+        with pytest.raises(StoreUnavailable):
+            await mem.search(ALICE, "bees")  # the load has read her items, and waits
+        try:
+            assert await mem.forget(ALICE) == len(TEXTS)
+        finally:
+            held.release()
+
+        assert await texts_found(mem) == set()
+        await mem.add(ALICE, "bees after the forget", scope=GUILD)
+        assert await texts_found(mem) == {"bees after the forget"}
