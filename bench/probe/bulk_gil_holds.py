@@ -97,9 +97,9 @@ def measure(sleeper: Sleeper, label: str, step: Callable[[], Any], repeats: int)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=50_000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--rows", type=int, default=400_000, help="rows of the single numpy and dict calls")
+    for flag, default, meaning in (("--size", 50_000, "the person's items"), ("--repeats", 5, "runs of each step"),
+                                   ("--rows", 400_000, "rows of the single numpy and dict calls")):
+        parser.add_argument(flag, type=int, default=default, help=meaning)
     args = parser.parse_args()
     gc.freeze()  # as LocalEmbedder.load does once the model is loaded
     texts = memory_corpus.texts(min(args.size, 60_000))
