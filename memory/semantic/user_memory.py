@@ -385,15 +385,15 @@ class UserMemory:
         Chroma has (cached), or loaded (not cached). A store out of reach for that read leaves a
         cached user answered from the cache."""
         async with self._user_lock(user_id):
-            entry = self._cache.get(user_id)
             try:
                 version = (await self._pool.run(self._versions.read, [user_id]))[user_id]
             except StoreUnavailable as exc:
-                if entry is None:
+                if (entry := self._cache.get(user_id)) is None:
                     raise
                 log.warning("semantic memory: a user's items answered from this process's copy: %s", exc)
                 return entry
-            if entry is not None:
+            # looked up after the await: a cold load that ended meanwhile is cached by then (`_adopt`)
+            if (entry := self._cache.get(user_id)) is not None:
                 if entry.store_version is not None and entry.store_version == version:
                     return entry
                 try:
@@ -409,19 +409,31 @@ class UserMemory:
             taken_over = load is not None
             if load is None:
                 load = self._loads[user_id] = self._pool.submit(lambda: self._load(user_id, version))
-            try:
-                entry, snapshot_generation = await self._pool.awaited(load)
-            finally:
-                if load.done():  # else it runs on, and the next search waits for it again
-                    self._loads.pop(user_id, None)
-            if self._pool.closed:
-                return entry
-            self._cache.put(user_id, entry)
-            if snapshot_generation is not None:
-                self._snapshot_later(user_id, entry, snapshot_generation)
-        if taken_over:  # loaded under the version of the search that started it: checked now, cached
+                loop = asyncio.get_running_loop()  # cached when it ends, even if no search waits any more
+
+                def adopt_on_the_loop(done: Future[tuple[UserItems, int | None]]) -> None:
+                    with contextlib.suppress(RuntimeError):  # the loop closed first: nothing to cache into
+                        loop.call_soon_threadsafe(self._adopt, user_id, done)
+
+                load.add_done_callback(adopt_on_the_loop)
+            entry, _ = await self._pool.awaited(load)
+            self._adopt(user_id, load)
+        if taken_over and not self._pool.closed:  # loaded under the version of the search that started it: checked now, cached
             return await self._user_items(user_id)
         return entry
+
+    def _adopt(self, user_id: str, load: Future[tuple[UserItems, int | None]]) -> None:
+        """Cache the user's items of a finished cold load (on the loop; once per load: the
+        search awaiting it and the load's own done-callback both call this)."""
+        if self._loads.get(user_id) is not load:
+            return
+        del self._loads[user_id]
+        if self._pool.closed or load.cancelled() or load.exception() is not None:
+            return
+        entry, snapshot_generation = load.result()
+        self._cache.put(user_id, entry)
+        if snapshot_generation is not None:
+            self._snapshot_later(user_id, entry, snapshot_generation)
 
     def _reconcile(self, user_id: str, entry: UserItems) -> tuple[int, int]:
         """Make `entry` hold exactly the ids Chroma has for the user now (worker thread): drop
@@ -620,7 +632,6 @@ class UserMemory:
         return out
 
     # -- forgetting ----------------------------------------------------------------------
-    # -- forgetting ----------------------------------------------------------------------
 
     async def _forgotten(self, user_id: str, remove: Callable[[UserItems], object],
                          erase: Callable[[], T]) -> T:
@@ -642,6 +653,7 @@ class UserMemory:
         try:
             result, written = await self._pool.run(erased)
             async with self._user_lock(user_id):
+                self._loads.pop(user_id, None)  # a cold load still running may hold what was erased: never cached
                 entry = self._cache.peek(user_id)
                 if entry is not None:
                     def locked() -> None:

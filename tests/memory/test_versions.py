@@ -458,9 +458,12 @@ async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_no
         held = HeldAfterReading(mem)
         with pytest.raises(StoreUnavailable):
             await mem.search(ALICE, "bees")
+        search = asyncio.create_task(texts_found(mem))  # waits for the load still running
+        await asyncio.sleep(0.2)
+        assert ALICE in mem._loads and not search.done()
         held.release()
 
-        assert await texts_found(mem) == set(TEXTS)
+        assert await search == set(TEXTS)
         assert loads == [ALICE]
 
 
@@ -475,9 +478,31 @@ async def test_a_load_taken_over_after_a_forget_serves_nothing_it_read_before_th
             await mem.search(ALICE, "bees")  # the load has read her items, and waits
         try:
             assert await mem.forget(ALICE) == len(TEXTS)
+            assert ALICE not in mem._loads  # what the load read is never cached
         finally:
             held.release()
 
         assert await texts_found(mem) == set()
         await mem.add(ALICE, "bees after the forget", scope=GUILD)
         assert await texts_found(mem) == {"bees after the forget"}
+
+
+async def test_a_cold_load_that_ends_after_its_search_gave_up_is_cached_not_held_aside(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    path = tmp_path / "chroma"
+    async with open_user_memory(str(path), embedder=local_embedder) as mem:
+        await mem.add_many([(ALICE, t, None, GUILD) for t in TEXTS])
+    async with open_user_memory(str(path), embedder=local_embedder, op_timeout_s=3.0) as mem:
+        loads = counted_loads(mem)
+        held = HeldAfterReading(mem)
+        with pytest.raises(StoreUnavailable):
+            await mem.search(ALICE, "bees")
+        held.release()
+
+        async def cached() -> bool:
+            return mem._cache.peek(ALICE) is not None
+
+        assert await until(cached)  # no search waits for it any more
+        assert mem._loads == {}
+        assert await texts_found(mem) == set(TEXTS)
+        assert loads == [ALICE]
