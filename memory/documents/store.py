@@ -40,6 +40,7 @@ from memory.documents.extract import DocumentRefused, extract
 from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex
 from memory.documents.limits import DocumentLimits
 from memory.documents.passages import Passage, split_passages
+from memory.errors import StoreUnavailable
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
 from memory.semantic.embeddings import Embedder
@@ -88,6 +89,7 @@ class VectorsOnFirstUse:
     def __init__(self, open_store: Callable[[], ChromaStore | ChromaProcess]) -> None:
         self._open_store = open_store
         self._store: ChromaStore | ChromaProcess | None = None
+        self._closed = False
         self._lock = threading.Lock()
 
     @classmethod
@@ -101,14 +103,18 @@ class VectorsOnFirstUse:
         return self._store is not None
 
     def get(self) -> ChromaStore | ChromaProcess:
-        """The store, opened now if it was not (blocking)."""
+        """The store, opened now if it was not (blocking); StoreUnavailable once closed (a call
+        still in a worker thread at shutdown starts no child that nothing would stop)."""
         with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the server documents' store is closed")
             if self._store is None:
                 self._store = self._open_store()
             return self._store
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._store is not None:
                 self._store.close()
 

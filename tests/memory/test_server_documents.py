@@ -127,7 +127,7 @@ async def test_a_document_removed_while_the_index_is_built_is_not_found_afterwar
 
     monkeypatch.setattr(docs._vectors.get(), "get_with_embeddings", held_read)
     first = asyncio.create_task(docs.search(GUILD, "advertising spam rule"))
-    await asyncio.to_thread(reading.wait, 30)
+    assert await asyncio.to_thread(reading.wait, 30)
     await docs.remove(GUILD, rules.id)
     go_on.set()
     await first
