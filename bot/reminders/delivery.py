@@ -154,6 +154,7 @@ class ReminderDelivery:
         It sleeps until the soonest of: the next occurrence not yet due, a retry's time, POLL_S;
         a reminder added or a delivery finished wakes it."""
         while True:
+            self._wake.clear()  # before reading: a delivery ending meanwhile wakes the next wait
             now = self.now()
             try:
                 await self.deliver_due(wait=False)
@@ -161,10 +162,11 @@ class ReminderDelivery:
             except Exception:
                 log.exception("reminder delivery failed; trying again shortly")
                 upcoming = None
-            wake = [now + timedelta(seconds=self._poll_s), *(at for at, _ in self._retry_at.values())]
+            # a retry time already passed is running or waits for a slot: its end wakes the loop
+            wake = [now + timedelta(seconds=self._poll_s),
+                    *(at for rid, (at, _) in self._retry_at.items() if at > now and rid not in self._running)]
             if upcoming is not None:
                 wake.append(upcoming)
-            self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), max((min(wake) - self.now()).total_seconds(), 0.01))
             except TimeoutError:

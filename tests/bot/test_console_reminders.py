@@ -128,3 +128,55 @@ async def test_deliveries_run_at_most_at_once_at_a_time_and_each_is_sent_once(en
         assert await runtime.reminders.pending("console") == []
     shown = out.getvalue()
     assert all(len(re.findall(rf"\bours {n}\b", shown)) == 1 for n in range(AT_ONCE + 20))  # each once
+
+
+class RetryThenHeldSender(HeldSender):
+    """Its first send is a passing failure; later ones wait until released."""
+
+    async def send(self, reminder: Reminder, text: str, nonce: str) -> SendOutcome:
+        if self.sending == 0:
+            self.sending += 1
+            return "retry"
+        return await super().send(reminder, text, nonce)
+
+
+async def test_a_retry_on_its_way_leaves_the_loop_asleep_until_it_ends(env: dict[str, str]) -> None:
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+    clock = [now]
+    out = io.StringIO()
+    async with Runtime(load_settings(env), now=lambda: clock[0]) as runtime:
+        await runtime.reminders.store.add(NewReminder(
+            user_id="console", display_name="console", guild_id=None, channel_id="console", by_dm=True,
+            message="again", ask=False, rule=None, zone="UTC", start_local="", due_at=now - timedelta(minutes=1)),
+            max_pending=1, now=now)
+        sender = RetryThenHeldSender(out)
+        delivery = ReminderDelivery(runtime.reminders, sender, poll_s=60)
+        reads = 0
+        read_due = runtime.reminders.store.due
+
+        async def counted_due(*args: Any, **kwargs: Any) -> list[Reminder]:
+            nonlocal reads
+            reads += 1
+            return await read_due(*args, **kwargs)
+
+        runtime.reminders.store.due = counted_due  # type: ignore[method-assign]
+        loop = asyncio.create_task(delivery.run())
+        try:
+            async with asyncio.timeout(30):
+                while sender.sending < 1:
+                    await asyncio.sleep(0.01)
+                clock[0] = now + timedelta(hours=1)  # past the retry's time
+                delivery.poke()
+                while sender.sending < 2:  # the retry is on its way, held
+                    await asyncio.sleep(0.01)
+            before = reads
+            await asyncio.sleep(0.5)
+            assert reads - before <= 1  # it sleeps: the retry's past time no longer wakes it every 10 ms
+            sender.release.set()
+            async with asyncio.timeout(30):
+                while await runtime.reminders.pending("console"):
+                    await asyncio.sleep(0.01)
+        finally:
+            loop.cancel()
+            await asyncio.gather(loop, return_exceptions=True)
+    assert out.getvalue().count("again") == 1
