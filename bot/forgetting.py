@@ -5,8 +5,8 @@ answers there recall; a DM, or MEMORY_SCOPE=global: everywhere), in this order:
 1. the SQLite file (memory.stores.erasure): their channel-buffer rows and the bot's answers to them,
    their traces (questions with attachments' text and images' descriptions, steps, answers),
    memory writes of theirs deferred while the memory was down, their pending reminders, and the
-   running summaries of channels that folded in their words (the reply says so: a summary holds
-   everyone's words, so it goes whole);
+   running summaries of channels they spoke in or that folded in their words (the reply says they
+   "may have held" them: a summary mixes everyone's words, so it goes whole);
 2. the semantic memory's items (bot.turn.memory_reach).
 The file goes first so that no deferred write of theirs can land after the memory is cleared;
 a failure part-way is told as one sentence, and forgetting again finishes the job. A turn of
@@ -38,7 +38,7 @@ class Forgotten:
     traces: int = 0           # stored steps of their answers
     deferred_writes: int = 0  # memory writes still to be made
     reminders: int = 0        # pending reminders and scheduled questions
-    summaries: int = 0        # channels' running summaries that held their words
+    summaries: int = 0        # running summaries of channels they spoke in (which may hold their words)
 
     @property
     def total(self) -> int:
@@ -56,7 +56,7 @@ class Forgotten:
         if self.reminders:
             parts.append(f"{self.reminders} pending reminder(s)")
         if self.summaries:
-            parts.append(f"{self.summaries} channel summary(ies) that held your words")
+            parts.append(f"{self.summaries} channel summary(ies) that may have held your words")
         return "Done: I forgot " + ", ".join(parts) + "."
 
 

@@ -198,7 +198,7 @@ async def test_the_forgets_reply_says_that_the_channel_summaries_holding_the_per
         assert await rt.pipeline.summaries.current(CHANNEL) is not None
         forgotten = await rt.services.memory.memory_forget(BOB, GUILD)
         assert forgotten.summaries == 1
-        assert "1 channel summary(ies) that held your words" in forgotten.summary()
+        assert "1 channel summary(ies) that may have held your words" in forgotten.summary()
         assert await rt.pipeline.summaries.current(CHANNEL) is None
 
 

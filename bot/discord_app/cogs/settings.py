@@ -21,6 +21,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.discord_app.interactions import NOT_THIS_SERVERS_CHANNEL, tell
+from bot.discord_app.views import excerpt
 from bot.settings.model_catalog import ModelCatalog
 from bot.settings.place import (
     PERSONA_MAX_CHARS,
@@ -202,13 +203,8 @@ class SettingsCog(commands.Cog):
             return f" ({place.sources[key]})" if key in place.sources else " (default)"
 
         persona = place.persona
-        if persona is None:
-            persona_line = "default"
-        else:
-            shown = " ".join(persona.split())
-            if len(shown) > PERSONA_SHOWN_CHARS:
-                shown = shown[:PERSONA_SHOWN_CHARS] + "…"
-            persona_line = f"{len(persona)} characters: “{shown}”"
+        persona_line = ("default" if persona is None
+                        else f"{len(persona)} characters: “{excerpt(persona, PERSONA_SHOWN_CHARS)}”")
         cooldown = cooldown_in(place, self.default_cooldown_s)
         off = ", ".join(sorted(place.tools_off)) or "none"
         lines = [
