@@ -41,6 +41,7 @@ from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, Passage
 from memory.documents.limits import DocumentLimits
 from memory.documents.passages import Passage, split_passages
 from memory.errors import StoreUnavailable
+from memory.keyed_locks import KeyedLocks
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
 from memory.semantic.embeddings import Embedder
@@ -131,7 +132,7 @@ class ServerDocuments:
         self._cached_servers = cached_servers
         self._indexes: OrderedDict[str, PassageIndex] = OrderedDict()
         self._changes: dict[str, int] = {}  # per server, bumped by every add and remove
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._server_locks = KeyedLocks()  # one change to a server's documents at a time
         self._with_documents: set[str] = set()
 
     async def load(self) -> None:
@@ -142,9 +143,6 @@ class ServerDocuments:
     def has_documents(self, guild_id: str | None) -> bool:
         """Whether a server has any document (no query: known in memory)."""
         return guild_id is not None and guild_id in self._with_documents
-
-    def _lock(self, guild_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(guild_id, asyncio.Lock())
 
     # -- adding -------------------------------------------------------------------------
 
@@ -158,7 +156,7 @@ class ServerDocuments:
             raise too_big(len(data), limits.max_file_bytes)
         title = " ".join(storable_text(title).split())[:TITLE_MAX_CHARS] or "Untitled"
         chars, passages = await asyncio.to_thread(_passages_of, data, kind, limits)
-        async with self._lock(guild_id):
+        async with self._server_locks.held(guild_id):
             row = await self._db.fetchone(
                 "SELECT (SELECT COUNT(*) FROM documents WHERE guild_id = ?) AS docs, "
                 "(SELECT COUNT(*) FROM document_passages WHERE guild_id = ?) AS passages", (guild_id, guild_id))
@@ -222,7 +220,7 @@ class ServerDocuments:
 
     async def remove(self, guild_id: str, document_id: str) -> DocumentInfo | None:
         """Remove one of a server's documents; None when that server has no such document."""
-        async with self._lock(guild_id):
+        async with self._server_locks.held(guild_id):
             found = next((d for d in await self.list(guild_id) if d.id == document_id), None)
             if found is None:
                 return None

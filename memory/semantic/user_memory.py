@@ -78,7 +78,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -95,6 +95,7 @@ from memory.config import MemorySettings
 from memory.semantic.item_text import kept_metadata
 from memory.semantic.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
 from memory.errors import ConfigError, StoreUnavailable
+from memory.keyed_locks import KeyedLocks
 from memory.semantic.pool import WorkerPool
 from memory.semantic.search import SEARCH_MODES, Prepared, finish, prepare
 from memory.semantic.snapshot import Snapshots
@@ -187,7 +188,7 @@ class UserMemory:
         self._cache = ItemsCache(cache_bytes)
         self._versions = versions
         # one reader or cache update of a user at a time (cold loads, checks, own writes taken in)
-        self._user_locks: dict[str, _UserLock] = {}
+        self._user_locks = KeyedLocks()
         self._snapshots = snapshots
         self._snapshot_after = max(1, snapshot_after)
         self.last_load: ColdLoad | None = None
@@ -365,19 +366,10 @@ class UserMemory:
 
     # -- reading -------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _user_lock(self, user_id: str) -> AsyncIterator[None]:
+    def _user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """One reader or cache update of a user's items at a time (cold loads, checks, this
-        process's writes taken in); the lock goes with its last user."""
-        held = self._user_locks.setdefault(user_id, _UserLock())
-        held.users += 1
-        try:
-            async with held.lock:
-                yield
-        finally:
-            held.users -= 1
-            if not held.users:
-                del self._user_locks[user_id]
+        process's writes taken in)."""
+        return self._user_locks.held(user_id)
 
     async def _user_items(self, user_id: str) -> UserItems:
         """The user's items, current for the user's version in Chroma, read FIRST: the cached
@@ -693,14 +685,6 @@ class UserMemory:
             return len(ids)
 
         return await self._forgotten(user_id, lambda entry: entry.remove_scope(scope), forget)
-
-
-@dataclass(slots=True)
-class _UserLock:
-    """The asyncio lock of one user, and how many readers and writers hold or wait for it."""
-
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0
 
 
 def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | None = None,
