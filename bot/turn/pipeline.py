@@ -50,6 +50,7 @@ from agent.errors import LLMError
 from agent.events import AgentEvent, AnswerDelta, RunEnded
 from agent.loop import Agent
 from agent.prompt import build_system_prompt
+from agent.tools.clock import zone_names
 from agent.tools.registry import ToolContext
 from bot.settings.budgets import TokenBudget, TurnCharge
 from bot.settings.config import Settings
@@ -87,7 +88,6 @@ RECALL_K = 5
 RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
 MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
-LONGEST_ZONE_NAME = "America/Argentina/ComodRivadavia"  # of the IANA names zoneinfo knows
 
 
 class PlaceLookup(Protocol):
@@ -157,7 +157,7 @@ class TurnPipeline:
             catalog = catalog.merged(docs.catalog())
         # the person's time zone line with the longest IANA name: a turn's own is never longer
         system_prompt = build_system_prompt(catalog, protocol=agent.protocol, persona=agent.persona,
-                                            timezone=LONGEST_ZONE_NAME if reminders is not None else None)
+                                            timezone=max(zone_names().values(), key=len) if reminders is not None else None)
         prompt_tokens = estimate_tokens(system_prompt)
         self._context_budget = int(settings.max_context_tokens * (1 - RUN_RESERVE_FRACTION)) - prompt_tokens
 

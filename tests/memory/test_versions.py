@@ -5,11 +5,12 @@ of a user's items (cached, or a snapshot) only under the version it was made und
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
@@ -448,16 +449,26 @@ def counted_loads(mem: UserMemory) -> list[str]:
     return loads
 
 
-async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_not_started_again(
-        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+@contextlib.asynccontextmanager
+async def search_given_up_on_a_held_load(tmp_path: Path, local_embedder: LocalEmbedder
+                                         ) -> AsyncIterator[tuple[UserMemory, HeldAfterReading, list[str]]]:
+    """Alice's 12 items stored (no snapshot: a load reads Chroma), the store opened again with a
+    3 s op timeout, and her first search given up on its load, which has read her items and is
+    held: (the memory, the hold, the users loaded)."""
     path = tmp_path / "chroma"
-    async with open_user_memory(str(path), embedder=local_embedder) as mem:  # 12 items: no snapshot, a load reads Chroma
+    async with open_user_memory(str(path), embedder=local_embedder) as mem:
         await mem.add_many([(ALICE, t, None, GUILD) for t in TEXTS])
     async with open_user_memory(str(path), embedder=local_embedder, op_timeout_s=3.0) as mem:
         loads = counted_loads(mem)
         held = HeldAfterReading(mem)
         with pytest.raises(StoreUnavailable):
             await mem.search(ALICE, "bees")
+        yield mem, held, loads
+
+
+async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_not_started_again(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, loads):
         search = asyncio.create_task(texts_found(mem))  # waits for the load still running
         await asyncio.sleep(0.2)
         assert ALICE in mem._loads and not search.done()
@@ -469,13 +480,7 @@ async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_no
 
 async def test_a_load_taken_over_after_a_forget_serves_nothing_it_read_before_the_forget(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
-    path = tmp_path / "chroma"
-    async with open_user_memory(str(path), embedder=local_embedder) as mem:
-        await mem.add_many([(ALICE, t, None, GUILD) for t in TEXTS])
-    async with open_user_memory(str(path), embedder=local_embedder, op_timeout_s=3.0) as mem:
-        held = HeldAfterReading(mem)
-        with pytest.raises(StoreUnavailable):
-            await mem.search(ALICE, "bees")  # the load has read her items, and waits
+    async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, _):
         try:
             assert await mem.forget(ALICE) == len(TEXTS)
             assert ALICE not in mem._loads  # what the load read is never cached
@@ -489,14 +494,7 @@ async def test_a_load_taken_over_after_a_forget_serves_nothing_it_read_before_th
 
 async def test_a_cold_load_that_ends_after_its_search_gave_up_is_cached_not_held_aside(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
-    path = tmp_path / "chroma"
-    async with open_user_memory(str(path), embedder=local_embedder) as mem:
-        await mem.add_many([(ALICE, t, None, GUILD) for t in TEXTS])
-    async with open_user_memory(str(path), embedder=local_embedder, op_timeout_s=3.0) as mem:
-        loads = counted_loads(mem)
-        held = HeldAfterReading(mem)
-        with pytest.raises(StoreUnavailable):
-            await mem.search(ALICE, "bees")
+    async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, loads):
         held.release()
 
         async def cached() -> bool:
