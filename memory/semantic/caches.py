@@ -3,7 +3,8 @@
 - `ItemsCache`: an LRU of `UserItems` by user id, bounded by the bytes those items take
   (`UserItems.nbytes`), not by a count of users: one person with 50,000 items weighs as much
   as hundreds with a few. The most recently used user is never evicted, so one user bigger
-  than the whole budget is still served from memory while in use.
+  than the whole budget is still served from memory while in use (and evicted by anyone else's
+  search: a warning names MEMORY_CACHE_MB, once per such user).
 - `RecentVectors`: the vectors of the last few search queries, by text (thread-safe LRU).
 
 Part of memory/: imports nothing from agent/ or bot/.
@@ -11,6 +12,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -21,6 +23,8 @@ from memory.semantic import ranking
 from memory.semantic.user_items import UserItems
 
 __all__ = ["ItemsCache", "RecentVectors"]
+
+log = logging.getLogger(__name__)
 
 
 class ItemsCache:
@@ -38,6 +42,7 @@ class ItemsCache:
         self._entries: OrderedDict[str, UserItems] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self._total = 0
+        self._over_budget: set[str] = set()  # users told of in the log as larger than the bound
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -103,6 +108,11 @@ class ItemsCache:
 
     def _measure(self, user_id: str, entry: UserItems) -> None:
         size = entry.nbytes
+        if size > self.max_bytes and user_id not in self._over_budget:
+            self._over_budget.add(user_id)
+            log.warning("semantic memory: user=%s has %d items taking %d MB, more than MEMORY_CACHE_MB (%d MB): "
+                        "anyone else's search evicts them and their next search loads them again; "
+                        "raise MEMORY_CACHE_MB", user_id, len(entry), size >> 20, self.max_bytes >> 20)
         self._sizes[user_id] = size
         self._total += size
 

@@ -3,6 +3,8 @@ last measured, evicting the least recently used; a user's growth counts once it 
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,20 @@ def test_the_most_recent_user_stays_even_when_larger_than_the_whole_bound() -> N
 
     assert len(evicted) == 1 and list(dict(cache.entries())) == ["big"]
     assert cache.nbytes == big.nbytes
+
+
+def test_a_user_larger_than_the_whole_bound_is_told_of_once_naming_the_setting(
+        caplog: pytest.LogCaptureFixture) -> None:
+    cache = ItemsCache(items_of(50).nbytes)
+    big = items_of(500)
+    with caplog.at_level(logging.WARNING, logger="memory.semantic.caches"):
+        cache.put("big", big)
+        cache.put("a", items_of(5))
+        cache.put("big", big)
+        cache.resized(["big"])
+
+    [warning] = caplog.records
+    assert "user=big has 500 items" in warning.getMessage() and "raise MEMORY_CACHE_MB" in warning.getMessage()
 
 
 def test_clearing_empties_the_cache_and_its_total() -> None:
