@@ -263,9 +263,11 @@ async def test_a_cold_load_overtaken_by_an_add_is_checked_again_by_the_next_load
     async with opened(path, local_embedder) as mem:
         store, reached, go_on = mem._store, threading.Event(), threading.Event()
         read_ids = store.ids
+        read_where: dict[str, object] = {}
 
         def ids_then_wait(**where: object) -> list[str]:
             found = read_ids(**where)  # the ids as they were before the add below
+            read_where.update(where)
             reached.set()
             go_on.wait(30)
             return found
@@ -273,8 +275,13 @@ async def test_a_cold_load_overtaken_by_an_add_is_checked_again_by_the_next_load
         store.ids = ids_then_wait  # type: ignore[method-assign]  (holds the cold load mid-read)
         search = asyncio.create_task(mem.search(ALICE, "bees", k=50))
         assert await asyncio.to_thread(reached.wait, 30)
+        held_ids = len(await asyncio.to_thread(read_ids, **read_where))
         adding = asyncio.create_task(mem.add(ALICE, "the note that overtook the load", scope=GUILD))
-        await asyncio.sleep(0.5)  # the add's items land while the load still holds its old ids
+
+        async def landed() -> bool:
+            return len(await asyncio.to_thread(read_ids, **read_where)) > held_ids
+
+        assert await until(landed)  # the add's items are in Chroma while the load still holds its old ids
         go_on.set()
         await search
         await adding
@@ -329,15 +336,16 @@ async def test_a_delete_elsewhere_of_a_cached_users_item_purges_it_from_this_pro
     ids = await stored_and_closed(path, local_embedder, [*TEXTS, "a secret about the cello teacher"])
     async with opened(path, local_embedder) as mem:
         await mem.search(ALICE, "bees")
+        assert b"cello" in snapshot_file(path).read_bytes()
         async with opened(path, local_embedder, snapshots=False) as elsewhere:
             assert await elsewhere.delete(ALICE, ids[-1])
 
         assert "a secret about the cello teacher" not in await texts_found(mem, "cello secret teacher")
-        for _ in range(100):
-            if not mem._saving:
-                break
-            await asyncio.sleep(0.05)
-        assert b"cello" not in snapshot_file(path).read_bytes()
+
+        async def purged() -> bool:
+            return not mem._saving and b"cello" not in snapshot_file(path).read_bytes()
+
+        assert await until(purged)
 
 
 # -- writes whose caller gave up --------------------------------------------------------------
