@@ -134,7 +134,6 @@ class RunningSummaries:
         """Fold the channel's messages that left the kept window into its summary once at
         least `every` of them have gathered; whether a new summary was stored."""
         previous = await self._store.get(channel_id)
-        mark = await self._store.forget_mark()  # before any message is read: a forget after it voids the fold
         after = previous.through if previous is not None else None
         unsummarised = await self._buffer.count(channel_id, after=after)
         if unsummarised < self.every:
@@ -144,6 +143,7 @@ class RunningSummaries:
         if unsummarised - keep < self.every:
             return False  # decided from counts and sizes: no message read
         bound = max(self._history_tokens(), 1)  # the new messages' tokens, like a turn's history
+        mark = await self._store.forget_mark()  # before any message is read: a forget after it voids the fold
         folding = await self._buffer.recent(channel_id, limit=FOLD_READ_LIMIT, token_budget=bound, after=after,
                                             before=newest[-keep].created_at if keep else None)
         lines = transcript_lines(folding)

@@ -144,8 +144,18 @@ async def test_a_fold_check_with_every_unsummarised_message_still_kept_reads_no_
             return await real(channel_id, **options)
 
         monkeypatch.setattr(rt.buffer, "recent", counted)
-        assert not await rt.pipeline.summaries.fold(CHANNEL)
-        assert reads == []
+        summaries = rt.pipeline.summaries
+        marks = 0
+        real_mark = summaries._store.forget_mark
+
+        async def counted_mark() -> int:
+            nonlocal marks
+            marks += 1
+            return await real_mark()
+
+        monkeypatch.setattr(summaries._store, "forget_mark", counted_mark)
+        assert not await summaries.fold(CHANNEL)
+        assert reads == [] and marks == 0  # decided from counts and sizes alone
         assert not any(_is_fold(r) for r in fake.requests)
 
 
