@@ -42,6 +42,7 @@ from agent.llm import Completion, Delta, _Joiner  # noqa: E402
 from agent.loop import Agent  # noqa: E402
 from agent.parser import parse_response  # noqa: E402
 from agent.tools.registry import ToolContext, ToolRegistry  # noqa: E402
+from figures import percentile  # noqa: E402
 
 TARGET_RATIO = 0.2
 TOOL_STEPS = 4  # tool calls per run, then one final answer: 5 model calls ("steps") per run
@@ -83,12 +84,6 @@ CORPUS_WITH_REASONING = [
     ("", 'Thought: from reasoning\nAction: calculator\nAction Input: {"expression": "5*5"}'),
     ("", "Thought: the answer\nFinal Answer: 25"),
 ]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def bench_parser(passes: int = 7, rounds: int = 200) -> tuple[float, int]:
@@ -297,19 +292,19 @@ def main() -> None:
         f"\n(b) our loop overhead per step ({len(SCRIPT)} steps/run, {args.runs} runs, "
         "zero-latency model, trivial tool; runs interleaved with (c)):"
     )
-    print(f"    whole replies     median {statistics.median(ours):8.1f} us   p95 {percentile(ours, 0.95):8.1f} us")
+    print(f"    whole replies     median {statistics.median(ours):8.1f} us   p95 {percentile(ours, 95):8.1f} us")
     print(
         f"    streamed replies  median {statistics.median(streamed):8.1f} us   "
-        f"p95 {percentile(streamed, 0.95):8.1f} us  (4-character pieces)"
+        f"p95 {percentile(streamed, 95):8.1f} us  (4-character pieces)"
     )
     if with_langchain:
         theirs = times["langchain"]
         print("\n(c) LangChain ReAct (create_react_agent + AgentExecutor, FakeListLLM, same replies and tool):")
-        print(f"    median {statistics.median(theirs):8.1f} us   p95 {percentile(theirs, 0.95):8.1f} us")
+        print(f"    median {statistics.median(theirs):8.1f} us   p95 {percentile(theirs, 95):8.1f} us")
         print()
         for label, mine in (("whole replies", ours), ("streamed replies", streamed)):
             ratio = statistics.median(mine) / statistics.median(theirs)
-            ratio_p95 = percentile(mine, 0.95) / percentile(theirs, 0.95)
+            ratio_p95 = percentile(mine, 95) / percentile(theirs, 95)
             verdict = "meets" if ratio <= TARGET_RATIO else "MISSES"
             print(
                 f"    ours ({label}) / LangChain's per step: median {ratio:.3f} (1/{1 / ratio:.1f}), "

@@ -53,6 +53,7 @@ from bot.settings.config import load_settings  # noqa: E402
 from bot.turn.requests import TurnRequest  # noqa: E402
 from bot.process.runtime import Runtime  # noqa: E402
 from memory.semantic import scope_for  # noqa: E402
+from figures import percentile  # noqa: E402
 from tests.fakes.chroma_server import ChromaServer  # noqa: E402  (a real `chroma run`)
 
 TOPICS = ["Lisbon", "ramen", "bouldering", "the cello", "a beagle", "Kubernetes", "sourdough", "Kyoto",
@@ -83,11 +84,6 @@ class DelayedModel:
 
     async def aclose(self) -> None:
         return None
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -168,13 +164,13 @@ async def main(args: argparse.Namespace) -> None:
               f"{args.channels} channels, MAX_CONCURRENT_TURNS={settings.max_concurrent_turns}, "
               f"model delay {args.delay_ms:.0f} ms x 2 calls per turn); outcomes {outcomes}")
         print(f"throughput: {turns / wall:.1f} turns/s ({wall:.1f} s)")
-        print(f"pipeline overhead per turn: p50 {pct(overheads, 0.5):.1f} ms, p95 {pct(overheads, 0.95):.1f} ms, "
+        print(f"pipeline overhead per turn: p50 {percentile(overheads, 50):.1f} ms, p95 {percentile(overheads, 95):.1f} ms, "
               f"max {max(overheads):.1f} ms, mean {statistics.fmean(overheads):.1f} ms (target p95 <= 80 ms)")
-        print(f"  of which reading the buffer + searching memory: p50 {pct(recall, 0.5):.1f} ms, "
-              f"p95 {pct(recall, 0.95):.1f} ms; storing the turn (memory add + SQLite): "
-              f"p50 {pct(store, 0.5):.1f} ms, p95 {pct(store, 0.95):.1f} ms")
-        print(f"waiting for a slot or the channel (not counted above): p50 {pct(queued, 0.5):.0f} ms, "
-              f"p95 {pct(queued, 0.95):.0f} ms")
+        print(f"  of which reading the buffer + searching memory: p50 {percentile(recall, 50):.1f} ms, "
+              f"p95 {percentile(recall, 95):.1f} ms; storing the turn (memory add + SQLite): "
+              f"p50 {percentile(store, 50):.1f} ms, p95 {percentile(store, 95):.1f} ms")
+        print(f"waiting for a slot or the channel (not counted above): p50 {percentile(queued, 50):.0f} ms, "
+              f"p95 {percentile(queued, 95):.0f} ms")
         print(f"event loop worst stall: {worst * 1000:.1f} ms (target <= 50 ms)")
         print(f"RSS at end: {proc.memory_info().rss / 2**20:.0f} MiB")
 

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from figures import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 GUILD = "900000000000000001"
@@ -64,11 +65,6 @@ IDLE_S = 2.0  # the loop idle, ticker only: the floor the machine's load sets fo
 MODEL_SAMPLE = 64  # passages embedded by the model to measure its rate
 SECTION_CHARS = 850  # one passage per section (passages hold at most 1,000 characters)
 TOPICS = ("Schedule", "Roles", "Fees", "Rules", "Equipment", "Events", "Appeals", "Voice", "Travel", "Prizes")
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
 # --- the worker: one candidate --------------------------------------------------------------------
@@ -209,7 +205,7 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
                 out["sizes"][str(held)] = {
                     "add_s": statistics.median(adds), "add_stall_ms": max(add_stalls),
                     "cold_ms": statistics.median(colds) * 1000, "cold_stall_ms": max(cold_stalls),
-                    "search_p50": statistics.median(searches), "search_p95": pct(searches, 95),
+                    "search_p50": statistics.median(searches), "search_p95": percentile(searches, 95),
                     "search_stall_ms": max(search_stalls), "idle_stall_ms": idle, "gc_add_ms": gc_add, "gc_search_ms": gc_search,
                     "rss_mb": rss / 2**20}
                 adds, add_stalls = [], []

@@ -27,13 +27,9 @@ import hard_histories  # noqa: E402
 import numpy as np  # noqa: E402
 
 from memory.semantic.embeddings import LocalEmbedder  # noqa: E402
+from figures import percentile  # noqa: E402
 
 VARIANTS = [("torch", 1), ("torch", 2), ("onnx", 1), ("onnx", 2)]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
 def main() -> None:
@@ -79,7 +75,7 @@ def main() -> None:
     for key in embedders:
         p50 = statistics.median(single[key])
         batch_s = statistics.median(bulk[key])
-        print(f"{key[0] + '/' + str(key[1]):<16} {p50:8.1f}ms {pct(single[key], 95):8.1f}ms {p50 / base:14.2f}x "
+        print(f"{key[0] + '/' + str(key[1]):<16} {p50:8.1f}ms {percentile(single[key], 95):8.1f}ms {p50 / base:14.2f}x "
               f"{batch_s:9.2f}s {batch_s / base_bulk:10.2f}x")
     print(f"# {args.rounds} single queries and {args.batches} batches per variant, taking turns; "
           f"load average after {os.getloadavg()[0]:.2f}")

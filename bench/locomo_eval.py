@@ -39,6 +39,7 @@ from memory.semantic.keyword_index import KeywordIndex
 from memory.semantic import open_user_memory
 from memory.semantic.time_mentions import dates_of
 from memory.semantic.validation import indexed_text
+from figures import percentile
 
 __all__ = ["Candidate", "LocomoRun", "candidates", "run"]
 
@@ -283,11 +284,6 @@ def print_tables(run_: LocomoRun, names: list[str]) -> None:
                 f"{cats[c]:{len(locomo.CATEGORIES[c]) + len(str(counts[c])) + 3}.3f}" for c in locomo.CATEGORIES))
 
 
-def _p(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
-
-
 def print_targets(run_: LocomoRun, chosen: str, baselines: list[str]) -> None:
     print("\n## LoCoMo targets (untuned part, this run)")
     overall, cats = split_cells(run_, chosen, "untuned")
@@ -299,7 +295,7 @@ def print_targets(run_: LocomoRun, chosen: str, baselines: list[str]) -> None:
         print(f"TARGET locomo untuned {label:11}: {cats[cat]:.3f} vs the better plain baseline {best:.3f} "
               f"({best_name}): {'MET' if cats[cat] > best else 'NOT MET'}")
     lat = run_.latency_ms
-    ratio = _p(lat["hybrid"], 95) / _p(lat["dense"], 95)
-    print(f"TARGET locomo search p95: the store's hybrid {_p(lat['hybrid'], 95):.1f} ms / its dense "
-          f"{_p(lat['dense'], 95):.1f} ms = {ratio:.2f}x (<= 1.5x), {len(lat['hybrid'])} searches each: "
+    ratio = percentile(lat["hybrid"], 95) / percentile(lat["dense"], 95)
+    print(f"TARGET locomo search p95: the store's hybrid {percentile(lat['hybrid'], 95):.1f} ms / its dense "
+          f"{percentile(lat['dense'], 95):.1f} ms = {ratio:.2f}x (<= 1.5x), {len(lat['hybrid'])} searches each: "
           f"{'MET' if ratio <= 1.5 else 'NOT MET'}")

@@ -64,17 +64,13 @@ import psutil
 from bot.process.health import LoopLag
 
 import memory_corpus
+from figures import percentile
 from memory_candidates import CANDIDATES, SETTINGS_VAR, Candidate, Shared
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ("per-person", "per-scope", "shared")
 HEAVY = "299999999999999999"
 GUILD = "guild:810000000000000000"
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
 def tree_rss_mb() -> float:
@@ -120,7 +116,7 @@ def say(label: str, value: str) -> None:
 
 def ms(samples_s: list[float]) -> tuple[float, float]:
     values = [s * 1000 for s in samples_s]
-    return statistics.median(values), pct(values, 95)
+    return statistics.median(values), percentile(values, 95)
 
 
 def engine_module(name: str) -> Any:

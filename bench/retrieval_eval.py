@@ -72,6 +72,7 @@ from memory.semantic.item_text import DATES_KEY, kept_metadata, keyword_text  # 
 from memory.semantic.keyword_index import hidden_term  # noqa: E402
 from memory.semantic import UserMemory, open_user_memory  # noqa: E402
 from memory.semantic.validation import indexed_text as store_indexed_text  # noqa: E402
+from figures import percentile  # noqa: E402
 
 K = 10
 OP_TIMEOUT_S = 600.0  # a store call may wait this long on a loaded machine before the run gives up
@@ -670,14 +671,9 @@ def print_targets(datasets: list[Dataset], results: dict[tuple[str, str], Outcom
                   f"on its items before: {'MET (no loss)' if got >= was - 1e-9 else 'NOT MET (loss)'}")
     for d in datasets:
         lat = results[(d.name, "bot's unit")].latency_ms
-        ratio = _p(lat["hybrid"], 95) / _p(lat["dense"], 95)
-        print(f"TARGET {d.name} search p95: hybrid {_p(lat['hybrid'], 95):.1f} ms / dense {_p(lat['dense'], 95):.1f} ms "
+        ratio = percentile(lat["hybrid"], 95) / percentile(lat["dense"], 95)
+        print(f"TARGET {d.name} search p95: hybrid {percentile(lat['hybrid'], 95):.1f} ms / dense {percentile(lat['dense'], 95):.1f} ms "
               f"= {ratio:.2f}x (<= 1.5x): {'MET' if ratio <= 1.5 else 'NOT MET'}")
-
-
-def _p(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
 
 
 def print_latency(name: str, outcome: Outcome) -> None:
@@ -686,9 +682,9 @@ def print_latency(name: str, outcome: Outcome) -> None:
         return
     print(f"\n## {name}: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
     for mode in ("dense", "hybrid", "dense, query vector known", "hybrid, query vector known"):
-        print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
-    print(f"hybrid / dense p95: {_p(lat['hybrid'], 95) / _p(lat['dense'], 95):.2f} (query embedded), "
-          f"{_p(lat['hybrid, query vector known'], 95) / _p(lat['dense, query vector known'], 95):.2f} "
+        print(f"{mode:28} p50 {percentile(lat[mode], 50):6.1f} ms  p95 {percentile(lat[mode], 95):6.1f} ms")
+    print(f"hybrid / dense p95: {percentile(lat['hybrid'], 95) / percentile(lat['dense'], 95):.2f} (query embedded), "
+          f"{percentile(lat['hybrid, query vector known'], 95) / percentile(lat['dense, query vector known'], 95):.2f} "
           f"(vector known)")
 
 
@@ -741,7 +737,7 @@ async def run_locomo(path: str, embedder: RecordingEmbedder, folder: Path) -> No
     lat = out.latency_ms
     print(f"\n## locomo: the store's own search (k=5), {len(lat['hybrid'])} queries per mode, same run")
     for mode in ("dense", "hybrid"):
-        print(f"{mode:28} p50 {_p(lat[mode], 50):6.1f} ms  p95 {_p(lat[mode], 95):6.1f} ms")
+        print(f"{mode:28} p50 {percentile(lat[mode], 50):6.1f} ms  p95 {percentile(lat[mode], 95):6.1f} ms")
     locomo_eval.print_targets(out, "SHIPPED (this round)", [v.name for v in variants if v.name.startswith("plain")])
     print(f"# load average at the end {_load()}")
 

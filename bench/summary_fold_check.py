@@ -27,17 +27,13 @@ from bot.knowledge.summary import FOLD_READ_LIMIT, kept
 from memory.stores.buffer import BufferedMessage, ChannelBuffer, MessageSize
 from memory.stores.database import Database
 from memory.tokens import estimate_tokens
+from figures import median_p95_ms
 
 CHANNEL = "300000000000000001"
 WINDOW = 40
 KEEP_TOKENS = 4000  # half a turn's history budget: every fresh message is kept
 EVERY = 20
 START = datetime(2026, 12, 1, tzinfo=UTC)
-
-
-def _ms(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    return f"{statistics.median(ordered) * 1000:6.2f} / {ordered[int(0.95 * (len(ordered) - 1))] * 1000:6.2f}"
 
 
 async def _before(buffer: ChannelBuffer, through: datetime) -> tuple[bool, int]:
@@ -79,7 +75,7 @@ async def run(messages: int, fresh: int, rounds: int) -> None:
             print(f"{messages} messages, {fresh} after the summary (all kept), window {WINDOW}, every {EVERY}")
             print("check     p50 / p95 ms    messages read   fold due")
             for name in ("before", "now"):
-                print(f"{name:8}  {_ms(times[name])}   {read[name]:13d}   {due[name]}")
+                print(f"{name:8}  {median_p95_ms(times[name])}   {read[name]:13d}   {due[name]}")
             ratio = statistics.median(times["before"]) / statistics.median(times["now"])
             print(f"before / now (p50): {ratio:.1f}x")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
 
@@ -20,13 +19,9 @@ import numpy as np
 
 from memory.semantic.chroma_backend import ChromaStore
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords
+from figures import median_p95_ms
 
 DIMENSION = 384
-
-
-def _ms(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    return f"{statistics.median(ordered) * 1000:7.1f} / {ordered[int(0.95 * (len(ordered) - 1))] * 1000:7.1f}"
 
 
 def _fill(store: ChromaStore, user: str, count: int, start: int, rng: np.random.Generator) -> None:
@@ -74,7 +69,7 @@ def main() -> None:
                 found = store.ids(where={"user_id": "heavy"})
                 reads.append(time.perf_counter() - t)
             assert len(found) == size
-            print(f"| {size:,} | {_ms(gets)} | {_ms(upserts)} | {_ms(reads)} |", flush=True)
+            print(f"| {size:,} | {median_p95_ms(gets, 7, 1)} | {median_p95_ms(upserts, 7, 1)} | {median_p95_ms(reads, 7, 1)} |", flush=True)
         store.close()
     print(f"# load at the end {os.getloadavg()[0]:.2f}")
 
