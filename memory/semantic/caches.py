@@ -84,12 +84,14 @@ class ItemsCache:
         return self.trim()
 
     def drop(self, user_id: str) -> None:
+        self._over_budget.discard(user_id)
         if self._entries.pop(user_id, None) is not None:
             self._forget_size(user_id)
 
     def clear(self) -> None:
         self._entries.clear()
         self._sizes.clear()
+        self._over_budget.clear()
         self._total = 0
 
     def entries(self) -> list[tuple[str, UserItems]]:

@@ -368,7 +368,7 @@ class UserMemory:
 
     def _user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """One reader or cache update of a user's items at a time (cold loads, checks, this
-        process's writes taken in)."""
+        process's writes taken in); a finished cold load is cached without it (`_adopt`)."""
         return self._user_locks.held(user_id)
 
     async def _user_items(self, user_id: str) -> UserItems:
@@ -409,14 +409,16 @@ class UserMemory:
 
                 load.add_done_callback(adopt_on_the_loop)
             entry, _ = await self._pool.awaited(load)
-            self._adopt(user_id, load)
+            self._adopt(user_id, load)  # if its done-callback has not run yet (else a no-op)
         if taken_over and not self._pool.closed:  # loaded under the version of the search that started it: checked now, cached
             return await self._user_items(user_id)
         return entry
 
     def _adopt(self, user_id: str, load: Future[tuple[UserItems, int | None]]) -> None:
         """Cache the user's items of a finished cold load (on the loop; once per load: the
-        search awaiting it and the load's own done-callback both call this)."""
+        search awaiting it and the load's own done-callback both call this). Without the user's
+        lock: a load runs only while the user has no cached items, a forget takes it out of
+        `_loads` first, and a search holding the lock looks at the cache after its awaits."""
         if self._loads.get(user_id) is not load:
             return
         del self._loads[user_id]
@@ -642,10 +644,12 @@ class UserMemory:
                 if snapshots is not None:
                     snapshots.drop(user_id)
 
+        # a cold load running now or during the erase may hold what is erased: never cached
+        self._loads.pop(user_id, None)
         try:
             result, written = await self._pool.run(erased)
             async with self._user_lock(user_id):
-                self._loads.pop(user_id, None)  # a cold load still running may hold what was erased: never cached
+                self._loads.pop(user_id, None)
                 entry = self._cache.peek(user_id)
                 if entry is not None:
                     def locked() -> None:
@@ -654,6 +658,7 @@ class UserMemory:
                             entry.store_version = written.claim(user_id, entry.store_version)
                     await self._pool.run(locked)
         except BaseException:
+            self._loads.pop(user_id, None)
             self._cache.drop(user_id)
             raise
         if entry is not None:

@@ -486,18 +486,39 @@ async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_no
         assert loads == [ALICE]
 
 
-async def test_a_load_taken_over_after_a_forget_serves_nothing_it_read_before_the_forget(
+async def test_a_load_that_read_before_a_forget_is_never_cached_nor_served_after_it(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, _):
+        load = mem._loads[ALICE]
         try:
             assert await mem.forget(ALICE) == len(TEXTS)
-            assert ALICE not in mem._loads  # what the load read is never cached
         finally:
             held.release()
+        await asyncio.wrap_future(load)
+        await asyncio.sleep(0.1)  # its done-callback has run on the loop
 
+        assert mem._cache.peek(ALICE) is None
         assert await texts_found(mem) == set()
         await mem.add(ALICE, "bees after the forget", scope=GUILD)
         assert await texts_found(mem) == {"bees after the forget"}
+
+
+async def test_a_load_that_read_before_a_forget_that_timed_out_is_never_cached(
+        tmp_path: Path, local_embedder: LocalEmbedder) -> None:
+    async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, _):
+        load = mem._loads[ALICE]
+        erasing = HeldCall(mem, "delete")  # the forget's delete outlives the op timeout
+        try:
+            with pytest.raises(StoreUnavailable):
+                await mem.forget(ALICE)
+            held.release()
+            await asyncio.wrap_future(load)
+            await asyncio.sleep(0.1)  # its done-callback has run on the loop
+
+            assert mem._cache.peek(ALICE) is None
+        finally:
+            held.release()
+            erasing.release()
 
 
 async def test_a_cold_load_that_ends_after_its_search_gave_up_is_cached_not_held_aside(
