@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.chaos_world import REPO, World, read_disk, read_memory, tree_pids
+from bench.figures import percentile
 from bot.process.health import LOOP_LAG_REPORT_S
 from tests.fakes.discord_ratelimit import RateLimiter
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
@@ -124,11 +125,8 @@ class LoadReport:
         """Open files and threads gained per round over the last half of the rounds, as for RSS."""
         return _late_slopes(self.handles_rounds)
 
-    def percentile(self, q: float) -> float:
-        if not self.queued_ms:
-            return 0.0
-        ordered = sorted(self.queued_ms)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    def queued_p95_ms(self) -> float:
+        return percentile(self.queued_ms, 95) if self.queued_ms else 0.0
 
 
 @dataclass
@@ -437,7 +435,7 @@ def summary(report: LoadReport) -> list[str]:
         *(["  the bot's items cache after each round (MB, MEMORY_CACHE_MB bounds it): "
            + "; ".join(f"{mb:.1f}" for mb in report.items_cache_mb)] if report.items_cache_mb else []),
         f"  queue wait (the pipeline's queued_ms, {len(report.queued_ms)} turns): p50 {median:.0f} ms, "
-        f"p95 {report.percentile(0.95):.0f} ms",
+        f"p95 {report.queued_p95_ms():.0f} ms",
         f"  429s sent: {report.sent_429} ({report.injected_429} at random, the rest for a full bucket) "
         f"on {report.rate_limited_requests} sends and edits; retried before retry_after: "
         f"{report.early_retries}; requests while the bucket was announced empty: {report.overruns}; "

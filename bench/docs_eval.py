@@ -28,11 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.data.server_documents import DOCUMENTS, QUESTIONS, distractor_documents  # noqa: E402
+from bench.figures import percentile  # noqa: E402
 from memory.documents import open_server_documents  # noqa: E402
 from memory.documents.extract import extract  # noqa: E402
 from memory.documents.index import DOCS_RANKING, DocHit, IndexedPassage, PassageIndex  # noqa: E402
@@ -128,7 +128,7 @@ async def main() -> None:
     best = max(grid, key=lambda g: _scores(dict(variants)[f"hybrid w={g[0]} names={g[1] or g[0]}"], gold, tune)[2])
     print(f"best BM25 weights on the tuning half (by MRR): w={best[0]} names={best[1] or best[0]}")
     print(f"store search: median {statistics.median(times):.1f} ms, p95 "
-          f"{float(np.percentile(times, 95)):.1f} ms over {len(times)} questions (query embedding included)")
+          f"{percentile(times, 95):.1f} ms over {len(times)} questions (query embedding included)")
 
 
 if __name__ == "__main__":

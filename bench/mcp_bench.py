@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agent.tools.mcp import McpTools, parse_mcp_config  # noqa: E402
 from agent.tools.registry import ToolContext, ToolRegistry  # noqa: E402
 from tests.fakes.mcp_http import McpHttpServer, stdio_entry  # noqa: E402
+from bench.figures import percentile  # noqa: E402
 
 CTX = ToolContext(user_id="1", channel_id="2", guild_id="3")
 
@@ -49,8 +50,7 @@ async def measure(registry: ToolRegistry, name: str, calls: int, runs: int) -> d
     t0 = time.perf_counter()
     await asyncio.gather(*(registry.call(name, {"text": "x"}, CTX) for _ in range(20)))
     burst_ms = (time.perf_counter() - t0) * 1000.0
-    latencies.sort()
-    return {"p50_ms": statistics.median(latencies), "p95_ms": latencies[int(0.95 * (len(latencies) - 1))],
+    return {"p50_ms": statistics.median(latencies), "p95_ms": percentile(latencies, 95),
             "calls_per_s": statistics.median(rates), "burst20_ms": burst_ms}
 
 
