@@ -144,6 +144,16 @@ async def test_a_fold_check_with_every_unsummarised_message_still_kept_reads_no_
             return await real(channel_id, **options)
 
         monkeypatch.setattr(rt.buffer, "recent", counted)
+        assert not await rt.pipeline.summaries.fold(CHANNEL)
+        assert reads == []
+        assert not any(_is_fold(r) for r in fake.requests)
+
+
+async def test_a_fold_check_that_folds_nothing_reads_no_forget_mark(
+        make_runtime, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.responder = _extractive
+    async with make_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        await _talk(rt, ["short remark"] * 5)  # past SUMMARY_EVERY, all within the kept window
         summaries = rt.pipeline.summaries
         marks = 0
         real_mark = summaries._store.forget_mark
@@ -155,8 +165,7 @@ async def test_a_fold_check_with_every_unsummarised_message_still_kept_reads_no_
 
         monkeypatch.setattr(summaries._store, "forget_mark", counted_mark)
         assert not await summaries.fold(CHANNEL)
-        assert reads == [] and marks == 0  # decided from counts and sizes alone
-        assert not any(_is_fold(r) for r in fake.requests)
+        assert marks == 0  # decided from counts and sizes alone: one query fewer on every turn
 
 
 async def test_the_first_fold_of_a_busy_channel_folds_only_the_newest_messages_that_fit_the_budget(
