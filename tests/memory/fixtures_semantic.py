@@ -2,7 +2,8 @@
 
 - `local_embedder` (session): the offline all-MiniLM-L6-v2, loaded once for the whole run.
 - `RecordingEmbedder`: wraps the local embedder and records every call.
-- `opened`: a UserMemory that writes its snapshot at every close (the snapshot and version tests).
+- `opened`: a UserMemory that writes its snapshot at every close (the snapshot and version tests);
+  `snapshot_files`: the snapshot files of a Chroma folder.
 - `clock`: a settable clock (epoch seconds: tests.clock) handed to open_user_memory.
 - `memory`: a UserMemory on an embedded Chroma folder under tmp_path, closed afterwards.
 - `chroma_server` (module): a real `chroma run` server on loopback (tests.fakes.chroma_server).
@@ -49,6 +50,10 @@ def local_embedder() -> LocalEmbedder:
     embedder = LocalEmbedder()
     embedder.load()
     return embedder
+
+
+def snapshot_files(path: Path) -> list[Path]:
+    return sorted((path.parent / (path.name + "-snapshots") / "user_memory").glob("*"))
 
 
 def opened(path: Path, embedder: LocalEmbedder, **options: object) -> UserMemory:

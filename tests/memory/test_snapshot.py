@@ -14,17 +14,13 @@ from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.semantic.snapshot import WRITE_BYTES, Snapshots, write_npz
 from memory.semantic.user_items import UserItems
-from tests.memory.fixtures_semantic import opened
+from tests.memory.fixtures_semantic import opened, snapshot_files
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
 GUILD = scope_for("900000000000000000")
 TEXTS = ["I sail to Oslo every summer", "my cat Miso hates the vacuum", "I am learning the cello",
          "we painted the kitchen yellow", "my brother lives in Porto"]
-
-
-def snapshot_files(path: Path) -> list[Path]:
-    return sorted((path.parent / (path.name + "-snapshots") / "user_memory").glob("*"))
 
 
 async def searched(mem: UserMemory, query: str) -> list[tuple[str, float]]:

@@ -21,7 +21,7 @@ from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, current
-from tests.memory.fixtures_semantic import opened
+from tests.memory.fixtures_semantic import opened, snapshot_files
 
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
@@ -61,7 +61,7 @@ async def stored_and_closed(path: Path, embedder: LocalEmbedder, texts: list[str
 
 
 def snapshot_file(path: Path) -> Path:
-    [file] = (path.parent / (path.name + "-snapshots") / "user_memory").glob("*.npz")
+    [file] = [f for f in snapshot_files(path) if f.suffix == ".npz"]
     return file
 
 
