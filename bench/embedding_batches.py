@@ -30,17 +30,18 @@ from memory.semantic.embeddings import default_cache_dir, local_model_path  # no
 from memory.semantic.onnx_encoder import BATCH_TOKENS, OnnxEncoder  # noqa: E402
 
 UNBOUNDED = 10**9
-BUDGETS = [UNBOUNDED, BATCH_TOKENS, 1024, 2048]
+BUDGETS = [UNBOUNDED, 256, BATCH_TOKENS, 1024, 2048]
 
 
 def mixes() -> dict[str, list[str]]:
     history = hard_histories.build()[0]
     exchanges = [f"{turn.user} {turn.bot}" for turn in history.turns[:256]]
     long_text = "a long message about the trip to Lisbon and what we saw there " * 40
+    questions = [q.text for q in history.questions[:256]]
     return {
         "256 exchanges (one add_many batch)": exchanges,
         "63 exchanges + 1 long text": exchanges[:63] + [long_text],
-        "256 short questions": [q.text for q in history.questions[:256]],
+        f"{len(questions)} short questions": questions,
         "64 texts at the 256-token limit": [f"{n} {long_text}" for n in range(64)],
     }
 

@@ -11,9 +11,10 @@ the order rotates and each figure is the median of the runs.
 
 In each worker: 1,000 light people of 10 items each are stored first (their creation time and
 the RSS after), then one heavy person grows through `--sizes`. At each size it prints:
-  - the first search after the growth, in seconds: from the second size on the store was
-    reopened after the cold probes, so the engine loads what its snapshot lacks (asked again
-    while a load outlives the op timeout);
+  - the first search after the growth, in seconds: the engine's copy does not hold the person
+    (not yet searched at the first size; later the store was reopened after the cold probes),
+    so it loads what its snapshot lacks from Chroma (asked again while a load outlives the op
+    timeout);
   - search right after an add (p50/p95): an add of that person (embedded), then a search with
     a new question (embedded: the query's embedding is part of the time); 70% of the searches
     in the person's guild scope, the rest unscoped;
@@ -249,10 +250,10 @@ async def worker(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def first_search(candidate: Candidate, question: str) -> float:
-    """Seconds to the heavy person's first answer after a growth. After the first size the store
-    was reopened (after the cold probes): the engine loads what its snapshot lacks from Chroma, and
-    a load longer than its op timeout fails that search and goes on (cached when it ends), so the
-    search is asked again until one answers."""
+    """Seconds to the heavy person's first answer after a growth. The engine's copy does not hold
+    them (never searched before the first size; the store reopened after the cold probes since):
+    it loads what its snapshot lacks from Chroma, and a load longer than its op timeout fails that
+    search and goes on (cached when it ends), so the search is asked again until one answers."""
     started = time.perf_counter()
     while True:
         try:
