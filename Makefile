@@ -9,11 +9,11 @@ PY     := $(VENV)/bin/python
 # add to it (pytest and its plugins, ruff, LangChain for the parser comparison).
 RUN_STAMP  := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
-# The tests run on one worker more than the cores (pytest-xdist): many of them wait on the bot
-# processes and servers they start, and the extra worker uses that time (docs/decisions/0037).
+# The tests run on two workers more than the cores (pytest-xdist): many of them wait on the bot
+# processes and servers they start, and the extra workers use that time (docs/decisions/0037).
 # A module's tests run on one worker, so that module fixtures (a fresh venv, a Chroma server)
 # are built once.
-PYTEST_WORKERS ?= -n $(shell expr $$(nproc) + 1) --dist loadfile
+PYTEST_WORKERS ?= -n $(shell expr $$(nproc) + 2) --dist loadfile
 
 .PHONY: run test bench venv system-deps clean
 
