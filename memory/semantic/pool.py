@@ -47,12 +47,15 @@ class WorkerPool:
 
     async def awaited(self, task: Future[T]) -> T:
         """Await work started with `submit`, bounded by `op_timeout_s` (the work runs on after a
-        timeout: await it again to take it over)."""
-        return await self._awaited(task)
+        timeout, even one still queued behind busy workers: await it again to take it over)."""
+        return await self._awaited(task, shielded=True)
 
-    async def _awaited(self, task: Future[T]) -> T:
+    async def _awaited(self, task: Future[T], *, shielded: bool = False) -> T:
+        # a `run` call times out whole: its work, if still queued, is cancelled (a write its
+        # caller was told failed never runs later); `awaited` work is only stopped being waited for
+        waited = asyncio.wrap_future(task)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(task), self.op_timeout_s)
+            return await asyncio.wait_for(asyncio.shield(waited) if shielded else waited, self.op_timeout_s)
         except TimeoutError:
             raise StoreUnavailable(f"{self.where} did not answer within {self.op_timeout_s:g} s") from None
 
