@@ -1,7 +1,8 @@
 """Delivering reminders when they fall due: each occurrence sent once, none lost.
 
 The loop wakes at the soonest due time (or a retry's, or when a reminder is added or a delivery
-ends, or every POLL_S at most), and starts one task per due reminder not already on its way. For each occurrence:
+ends, or every POLL_S at most), and starts one task per due reminder not already on its way, at most
+AT_ONCE, reading the due list only as far as it needs. For each occurrence:
 
 1. The front end says whether this process delivers it (``owns``: the shard of its server; DMs
    from shard 0) and whether its person is still let in (``allowed``: not blocked, still on the
@@ -119,16 +120,11 @@ class ReminderDelivery:
         now = self.now()
         started = []
         self._ended_during_read.clear()
-        due = await self._owned_due(now)
-        ids = {reminder.id for reminder in due}
-        self._retry_at = {rid: at for rid, at in self._retry_at.items() if rid in ids}  # closed or cancelled since
-        for reminder in due:
+        for reminder in await self._startable(now, AT_ONCE - len(self._running)):
             if len(self._running) >= AT_ONCE:
                 break
             if reminder.id in self._running or reminder.id in self._ended_during_read:
-                continue
-            if (retry := self._retry_at.get(reminder.id)) is not None and retry[0] > now:
-                continue
+                continue  # ended while the list was read: the list may predate its close
             task = asyncio.create_task(self._deliver(reminder), name=f"reminder-{reminder.id}")
             self._running[reminder.id] = task
             task.add_done_callback(lambda _t, rid=reminder.id: self._finished(rid))
@@ -137,17 +133,32 @@ class ReminderDelivery:
             await asyncio.gather(*self._running.values())
         return len(started)
 
-    async def _owned_due(self, now: datetime) -> list[Reminder]:
-        """Every occurrence due at ``now`` that this process owns, read a page at a time to the
-        end, so that others' (another shard's, a Discord bot's sharing DATA_DIR) due before them
-        never hide its own."""
-        owned: list[Reminder] = []
-        page = await self._store.due(now, limit=DUE_PAGE)
-        while True:
-            owned += (reminder for reminder in page if self._sender.owns(reminder))
+    async def _startable(self, now: datetime, wanted: int) -> list[Reminder]:
+        """The occurrences due at ``now`` that this process owns and may start (not on their
+        way, not waiting for a retry's time), read a page at a time until ``wanted`` of them are
+        found or the due list ends: others' (another shard's, a Discord bot's sharing DATA_DIR)
+        due before them never hide its own, and a backlog of thousands is not read whole at
+        every wake. Retry times of occurrences no longer due (closed, cancelled) are dropped
+        once a read reaches the end."""
+        startable: list[Reminder] = []
+        owned_ids: set[int] = set()
+        page = await self._store.due(now, limit=DUE_PAGE) if wanted > 0 else []
+        while page:
+            for reminder in page:
+                if not self._sender.owns(reminder):
+                    continue
+                owned_ids.add(reminder.id)
+                retry = self._retry_at.get(reminder.id)
+                if reminder.id not in self._running and (retry is None or retry[0] <= now):
+                    startable.append(reminder)
+            if len(startable) >= wanted:
+                return startable
             if len(page) < DUE_PAGE:
-                return owned
+                break
             page = await self._store.due(now, after=page[-1], limit=DUE_PAGE)
+        if wanted > 0:  # the whole due list was read
+            self._retry_at = {rid: at for rid, at in self._retry_at.items() if rid in owned_ids}
+        return startable
 
     async def run(self) -> None:
         """Deliver until cancelled (the front end runs this as a task and cancels it on close).

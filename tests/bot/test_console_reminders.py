@@ -179,3 +179,33 @@ async def test_a_retry_on_its_way_leaves_the_loop_asleep_until_it_ends(env: dict
         finally:
             loop.cancel()
             await asyncio.gather(loop, return_exceptions=True)
+
+
+async def test_a_backlog_of_due_reminders_is_read_only_as_far_as_the_deliveries_it_can_start(
+        env: dict[str, str]) -> None:
+    now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+    async with Runtime(load_settings(env), now=lambda: now) as runtime:
+        for n in range(AT_ONCE * 4):  # due together after a long downtime: four pages
+            await runtime.reminders.store.add(NewReminder(
+                user_id="console", display_name="console", guild_id=None, channel_id="console", by_dm=True,
+                message=f"ours {n}", ask=False, rule=None, zone="UTC", start_local="",
+                due_at=now - timedelta(minutes=1, seconds=n)), max_pending=AT_ONCE * 4, now=now)
+        sender = HeldSender(io.StringIO())
+        delivery = ReminderDelivery(runtime.reminders, sender)
+        pages = 0
+        read_due = runtime.reminders.store.due
+
+        async def counted_due(now: datetime, *, after: Reminder | None = None, limit: int = 100) -> list[Reminder]:
+            nonlocal pages
+            pages += 1
+            return await read_due(now, after=after, limit=limit)
+
+        runtime.reminders.store.due = counted_due  # type: ignore[method-assign]
+        try:
+            assert await delivery.deliver_due(wait=False) == AT_ONCE
+            assert pages == 1  # the first page held as many as may run at once
+            assert await delivery.deliver_due(wait=False) == 0
+            assert pages == 1  # none can start: nothing read
+        finally:
+            sender.release.set()
+            await delivery.stop()
