@@ -140,6 +140,20 @@ class RetryThenHeldSender(HeldSender):
         return await super().send(reminder, text, nonce)
 
 
+class CountedDueReads:
+    """Counts the pages of due reminders the runtime's store is asked for."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.pages = 0
+        read_due = runtime.reminders.store.due
+
+        async def counted(now: datetime, *, after: Reminder | None = None, limit: int = 100) -> list[Reminder]:
+            self.pages += 1
+            return await read_due(now, after=after, limit=limit)
+
+        runtime.reminders.store.due = counted  # type: ignore[method-assign]
+
+
 async def test_a_retry_on_its_way_leaves_the_loop_asleep_until_it_ends(env: dict[str, str]) -> None:
     now = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
     clock = [now]
@@ -151,15 +165,7 @@ async def test_a_retry_on_its_way_leaves_the_loop_asleep_until_it_ends(env: dict
             max_pending=1, now=now)
         sender = RetryThenHeldSender(out)
         delivery = ReminderDelivery(runtime.reminders, sender, poll_s=60)
-        reads = 0
-        read_due = runtime.reminders.store.due
-
-        async def counted_due(now: datetime, *, after: Reminder | None = None, limit: int = 100) -> list[Reminder]:
-            nonlocal reads
-            reads += 1
-            return await read_due(now, after=after, limit=limit)
-
-        runtime.reminders.store.due = counted_due  # type: ignore[method-assign]
+        reads = CountedDueReads(runtime)
         loop = asyncio.create_task(delivery.run())
         try:
             async with asyncio.timeout(30):
@@ -169,9 +175,9 @@ async def test_a_retry_on_its_way_leaves_the_loop_asleep_until_it_ends(env: dict
                 delivery.poke()
                 while sender.sending < 2:  # the retry is on its way, held
                     await asyncio.sleep(0.01)
-            before = reads
+            before = reads.pages
             await asyncio.sleep(0.5)
-            assert reads - before <= 1  # it sleeps: the retry's past time no longer wakes it every 10 ms
+            assert reads.pages - before <= 1  # it sleeps: the retry's past time no longer wakes it every 10 ms
             sender.release.set()
             async with asyncio.timeout(30):
                 while await runtime.reminders.pending("console"):
@@ -192,20 +198,12 @@ async def test_a_backlog_of_due_reminders_is_read_only_as_far_as_the_deliveries_
                 due_at=now - timedelta(minutes=1, seconds=n)), max_pending=AT_ONCE * 4, now=now)
         sender = HeldSender(io.StringIO())
         delivery = ReminderDelivery(runtime.reminders, sender)
-        pages = 0
-        read_due = runtime.reminders.store.due
-
-        async def counted_due(now: datetime, *, after: Reminder | None = None, limit: int = 100) -> list[Reminder]:
-            nonlocal pages
-            pages += 1
-            return await read_due(now, after=after, limit=limit)
-
-        runtime.reminders.store.due = counted_due  # type: ignore[method-assign]
+        reads = CountedDueReads(runtime)
         try:
             assert await delivery.deliver_due(wait=False) == AT_ONCE
-            assert pages == 1  # the first page held as many as may run at once
+            assert reads.pages == 1  # the first page held as many as may run at once
             assert await delivery.deliver_due(wait=False) == 0
-            assert pages == 1  # none can start: nothing read
+            assert reads.pages == 1  # none can start: nothing read
         finally:
             sender.release.set()
             await delivery.stop()
