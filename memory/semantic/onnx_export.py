@@ -20,6 +20,12 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def export(model_folder: Path, out: Path) -> None:
+    # torch.onnx.export needs the onnx package only once the model is loaded and traced (about
+    # 10 CPU-s): without it, say so before loading anything, and the parent falls back sooner
+    try:
+        import onnx  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"onnx is not installed ({exc})") from None
     import torch
     from sentence_transformers import SentenceTransformer
 

@@ -8,6 +8,8 @@ import logging
 import math
 import os
 import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -189,6 +191,22 @@ def test_without_the_onnx_package_the_embedder_warns_why_and_embeds_with_torch(
     assert "onnx is not installed" in caplog.text
     assert "embedding with torch instead" in caplog.text
     assert np.abs(vectors - torch_embedder.embed(["still embedded"])).max() < 1e-6
+
+
+def test_without_the_onnx_package_the_exporter_says_so_before_loading_torch(tmp_path: Path) -> None:
+    site = tmp_path / "site"  # shadows both packages in the child: onnx missing, torch refusing to load
+    for package, error in (("onnx", "ImportError('No module named onnx')"),
+                           ("torch", "RuntimeError('torch was loaded')")):
+        (site / package).mkdir(parents=True)
+        (site / package / "__init__.py").write_text(f"raise {error}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(Path(__file__).resolve().parents[2])])}
+
+    done = subprocess.run([sys.executable, "-m", onnx_encoder.EXPORTER, str(local_model_path()),
+                           str(tmp_path / "model.onnx")], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1
+    assert done.stderr.strip() == "ImportError: onnx is not installed (No module named onnx)"
+    assert not (tmp_path / "model.onnx").exists()
 
 
 def test_an_export_slower_than_its_timeout_leaves_torch_embedding(
