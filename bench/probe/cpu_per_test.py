@@ -3,8 +3,9 @@
 As a plugin (`PYTHONPATH=bench/probe pytest -p cpu_per_test ...`, with TEST_CPU_DIR set to a folder):
 each worker appends one JSON line per test to `<TEST_CPU_DIR>/cpu-<pid>.jsonl` with the test's
 id, its own process's CPU seconds (user + system, threads included), the CPU of the child
-processes it waited for, and its wall time. As a script (`python bench/probe/cpu_per_test.py DIR
-[--top N]`): the totals and the files that took the most CPU. A diagnosis tool, not a bench:
+processes it waited for, its wall time and when it ended. As a script (`python
+bench/probe/cpu_per_test.py DIR [--top N]`): the totals, when each worker's last test ended, and
+the files that took the most CPU. A diagnosis tool, not a bench:
 children that outlive a test (a session's server) are counted when they are reaped.
 """
 
@@ -42,7 +43,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     own_after, children_after = _cpu()
     _out.write(json.dumps({"id": item.nodeid, "self": own_after - own, "children": children_after - children,
-                           "wall": time.perf_counter() - started}) + "\n")
+                           "wall": time.perf_counter() - started, "ended": time.time()}) + "\n")
     _out.flush()
 
 
@@ -61,6 +62,12 @@ def main() -> None:
         totals[3] += 1
     own, children = sum(r["self"] for r in rows), sum(r["children"] for r in rows)
     print(f"{len(rows)} tests: own {own:.0f} CPU-s, children {children:.0f} CPU-s")
+    if rows and all("ended" in row for row in rows):  # when each worker ran its last test: a long tail is one worker left with a slow file
+        first = min(row["ended"] - row["wall"] for row in rows)
+        for path in sorted(args.folder.glob("cpu-*.jsonl")):
+            mine = [json.loads(line) for line in path.open()]
+            last = max(mine, key=lambda row: row["ended"])
+            print(f"worker {path.stem}: last test ended at {last['ended'] - first:.0f} s ({last['id']})")
     print(f"{'CPU-s':>7} {'own':>6} {'children':>8} {'wall s':>7} {'tests':>5}  file")
     for name, (o, c, wall, n) in sorted(by_file.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:args.top]:
         print(f"{o + c:7.1f} {o:6.1f} {c:8.1f} {wall:7.1f} {int(n):5d}  {name}")
