@@ -30,6 +30,8 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # builds a fresh venv and starts the bot: handed out first (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 FENCE = re.compile(r"(?:<!--\s*(?P<marker>not run|dry run):(?P<why>.*?)-->\s*\n)?```(?P<lang>sh|bash|shell)\n(?P<body>.*?)```",

@@ -16,6 +16,8 @@ from rich.console import Console
 from agent.__main__ import _Printer, main
 from agent.events import AnswerDelta, FinalAnswer, ModelCalled, RunEnded, ToolFinished, ToolStarted, Usage
 
+pytestmark = pytest.mark.slow  # starts `python -m agent` processes: handed out first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_VARS = (
     "OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL", "LLM_PROTOCOL", "LLM_TEMPERATURE",

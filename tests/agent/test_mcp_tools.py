@@ -23,7 +23,7 @@ from agent.tools.registry import DEFAULT_MAX_OBSERVATION_CHARS, ToolContext
 from tests.fakes.mcp_http import McpHttpServer, stdio_entry
 from tests.fakes.mcp_server import IMAGE_BYTES
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]  # starts MCP server processes: handed out first (tests/conftest.py)
 
 CTX = ToolContext(user_id="42", channel_id="7", guild_id="1", display_name="Ada")
 

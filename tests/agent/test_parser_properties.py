@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agent.parser import parse_response
 from tests.agent.test_parser import check_invariants
+
+pytestmark = pytest.mark.slow  # runs thousands of generated replies: handed out first (tests/conftest.py)
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -19,6 +19,8 @@ from tests.fakes.chroma_server import ChromaServer, free_port
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # starts `python -m bot check` processes and a Chroma server: handed out first (tests/conftest.py)
+
 DISCORD_SECRET = "Qz7Kd9Vw3Xp1Lm5Nb8Rt2Yh6Jf4Gc0SsEeUuIiOoAa"
 OPENAI_SECRET = "sk-Wv4Tg8Hn2Mk6Pq0Zr3Xy7Bj5Lc9Df1"
 

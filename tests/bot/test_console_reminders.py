@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from bot.console.reminders import ConsoleReminderSender
@@ -23,6 +24,8 @@ from bot.settings.config import load_settings
 from memory.stores.reminders import NewReminder, Reminder
 from tests.bot.test_console import child_env
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # starts the console chat process: handed out first (tests/conftest.py)
 
 
 async def test_a_reminder_set_in_the_console_is_printed_when_it_falls_due(

@@ -4,11 +4,15 @@ code block intact, and a turn that outlives the interaction token goes on as a c
 
 from __future__ import annotations
 
+import pytest
+
 from bot.discord_app.live_reply import MOVED_NOTE, LiveOptions
 from bot.discord_app.replies import split_message
 from tests.bot.discord_fixtures import World, answer, sent_by_bot
 from tests.fakes.discord_server import FakeMessage
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # a real runtime per test, waiting on streamed edits: handed out first (tests/conftest.py)
 
 INTERVAL = 0.2
 LIVE = LiveOptions(edit_interval_s=INTERVAL)

@@ -15,6 +15,8 @@ from bot.process.logging_setup import configure_logging
 from tests.bot.test_console import chat
 from tests.fakes.openai_server import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # starts the bot process: handed out first (tests/conftest.py)
+
 QUESTION = "my parrot Zorblax likes mango"
 
 

@@ -9,6 +9,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from agent.events import (
     AgentEvent,
     AnswerDelta,
@@ -19,12 +21,12 @@ from agent.events import (
     ToolStarted,
 )
 from bot.errors import sentence_for
-from bot.turn.history import QUOTE_MARK
-from bot.turn.requests import TurnResult
-from bot.turn.pipeline import RUN_RESERVE_FRACTION
-from bot.turn.scheduling import Admission
 from bot.process.runtime import Runtime
 from bot.settings.config import load_settings
+from bot.turn.history import QUOTE_MARK
+from bot.turn.pipeline import RUN_RESERVE_FRACTION
+from bot.turn.requests import TurnResult
+from bot.turn.scheduling import Admission
 from bot.turn_store.persistence import CONTEXT_MAX_AGE_S, exchange_items
 from memory.stores.buffer import BufferedMessage
 from memory.tokens import estimate_tokens
@@ -39,6 +41,8 @@ from tests.bot.conftest import (
     system_text,
 )
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # a real runtime and stores per test: handed out first (tests/conftest.py)
 
 CHANNEL = "300000000000000001"
 OTHER_CHANNEL = "300000000000000002"

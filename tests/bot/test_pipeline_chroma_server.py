@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from bot.errors import with_memory_notice
-from bot.turn_store.reconcile import write_deferred
 from bot.process.runtime import Runtime
+from bot.turn_store.reconcile import write_deferred
 from tests.bot.conftest import ALICE, BOB, ask, system_text
 from tests.fakes.chroma_server import ChromaServer
 from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.slow  # starts a Chroma server: handed out first (tests/conftest.py)
 
 CHANNEL = "300000000000000001"  # ask()'s default channel
 

@@ -18,6 +18,8 @@ from memory.tokens import estimate_tokens
 from tests.bot.conftest import BOB, GUILD, ask, buffered, request_text
 from tests.fakes.openai_server import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # a real runtime per test: handed out first (tests/conftest.py)
+
 CHANNEL = "300000000000000001"
 FILLER = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
 

@@ -16,6 +16,8 @@ from memory.errors import MemoryStoreError
 from memory.semantic import MemoryHit, UserMemory, open_user_memory, scope_for
 from tests.memory.fixtures_semantic import DAY, Clock, RecordingEmbedder
 
+pytestmark = pytest.mark.slow  # loads the embedding model: handed out first (tests/conftest.py)
+
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
 GUILD = scope_for("900000000000000000")

@@ -15,6 +15,8 @@ from memory.errors import ConfigError, StoreUnavailable
 from memory.semantic import MAX_TEXT_CHARS, UserMemory, open_user_memory, scope_for
 from tests.memory.fixtures_semantic import Clock, RecordingEmbedder
 
+pytestmark = pytest.mark.slow  # loads the embedding model: handed out first (tests/conftest.py)
+
 ALICE = "111111111111111111"
 GUILD = scope_for("900000000000000000")
 

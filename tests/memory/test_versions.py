@@ -23,6 +23,8 @@ from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, current
 from tests.memory.fixtures_semantic import opened, snapshot_files
 
+pytestmark = pytest.mark.slow  # loads the embedding model and waits out op timeouts: handed out first (tests/conftest.py)
+
 ALICE = "111111111111111111"
 BOB = "222222222222222222"
 GUILD = scope_for("900000000000000000")
