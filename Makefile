@@ -12,9 +12,8 @@ TEST_STAMP := $(VENV)/.installed-test
 # The tests run on two workers more than the cores (pytest-xdist): many of them wait on the bot
 # processes and servers they start, and the extra workers use that time (docs/decisions/0037).
 # A module's tests run on one worker, so that module fixtures (a fresh venv, a Chroma server)
-# are built once. Modules are handed out in tests/conftest.py's order (slow ones first), not
-# re-sorted by their number of tests, which left the few-test chaos modules to the end.
-PYTEST_WORKERS ?= -n $(shell expr $$(nproc) + 2) --dist loadfile --no-loadscope-reorder
+# are built once, in tests/conftest.py's order (slow ones first; pyproject's addopts keeps it).
+PYTEST_WORKERS ?= -n $(shell expr $$(nproc) + 2) --dist loadfile
 
 .PHONY: run test bench venv system-deps clean
 

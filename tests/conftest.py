@@ -23,8 +23,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow modules first, each module's tests still together and in their order (pytest-xdist's
-    `--dist loadfile --no-loadscope-reorder`, as the Makefile runs it, hands out modules in this
-    order; without `--no-loadscope-reorder` it re-sorts them by their number of tests)."""
+    `--dist loadfile` hands out modules in this order with `--no-loadscope-reorder`, which
+    pyproject's addopts passes; without it xdist re-sorts them by their number of tests)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
