@@ -52,7 +52,9 @@ def main() -> None:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
-    rows = [json.loads(line) for path in args.folder.glob("cpu-*.jsonl") for line in path.open()]
+    workers = {path.stem: [json.loads(line) for line in path.open()]
+               for path in sorted(args.folder.glob("cpu-*.jsonl"))}
+    rows = [row for mine in workers.values() for row in mine]
     by_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     for row in rows:
         totals = by_file[row["id"].split("::")[0]]
@@ -62,12 +64,12 @@ def main() -> None:
         totals[3] += 1
     own, children = sum(r["self"] for r in rows), sum(r["children"] for r in rows)
     print(f"{len(rows)} tests: own {own:.0f} CPU-s, children {children:.0f} CPU-s")
-    if rows and all("ended" in row for row in rows):  # when each worker ran its last test: a long tail is one worker left with a slow file
+    # when each worker ran its last test: a long tail is one worker left with a slow file
+    if rows and all("ended" in row for row in rows):
         first = min(row["ended"] - row["wall"] for row in rows)
-        for path in sorted(args.folder.glob("cpu-*.jsonl")):
-            mine = [json.loads(line) for line in path.open()]
+        for worker, mine in workers.items():
             last = max(mine, key=lambda row: row["ended"])
-            print(f"worker {path.stem}: last test ended at {last['ended'] - first:.0f} s ({last['id']})")
+            print(f"worker {worker}: last test ended at {last['ended'] - first:.0f} s ({last['id']})")
     print(f"{'CPU-s':>7} {'own':>6} {'children':>8} {'wall s':>7} {'tests':>5}  file")
     for name, (o, c, wall, n) in sorted(by_file.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))[:args.top]:
         print(f"{o + c:7.1f} {o:6.1f} {c:8.1f} {wall:7.1f} {int(n):5d}  {name}")
