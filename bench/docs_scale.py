@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from figures import percentile
+from figures import commit_of, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 GUILD = "900000000000000001"
@@ -246,8 +246,7 @@ def driver(args: argparse.Namespace) -> None:
           f"{args.runs} run(s); load average {os.getloadavg()[0]:.2f}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     for label, path in engines.items():
-        head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-        print(f"# {label}: the code at {path} ({head.stdout.strip() or 'not a git checkout'})"
+        print(f"# {label}: the code at {path} ({commit_of(path)})"
               + (f", chroma_process={processes[label]}" if label in processes else ""), flush=True)
     results: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
     for n in range(args.runs):

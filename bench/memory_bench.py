@@ -69,7 +69,7 @@ from bot.process.health import LoopLag
 from memory.errors import StoreUnavailable
 
 import memory_corpus
-from figures import percentile
+from figures import commit_of, percentile
 from memory_candidates import CANDIDATES, SETTINGS_VAR, Candidate, Shared
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,8 +376,7 @@ def driver(args: argparse.Namespace) -> None:
           f"{args.runs} run(s), {args.rounds} add+search rounds per size, {args.cold_runs} cold probes; "
           f"load average {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     for label, path in engines.items():
-        head = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-        print(f"# {label}: the engine at {path} ({head.stdout.strip() or 'not a git checkout'})")
+        print(f"# {label}: the engine at {path} ({commit_of(path)})")
     for label, settings in settings_of(args.setting).items():
         print(f"# {label}: memory settings {', '.join(f'{k}={v}' for k, v in settings.items())}")
     if "today" in labels:

@@ -17,7 +17,6 @@ import asyncio
 import os
 import random
 import statistics
-import subprocess
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -27,7 +26,7 @@ from bot.knowledge.summary import FOLD_READ_LIMIT, kept
 from memory.stores.buffer import BufferedMessage, ChannelBuffer, MessageSize
 from memory.stores.database import Database
 from memory.tokens import estimate_tokens
-from figures import median_p95_ms
+from figures import commit_of, median_p95_ms
 
 CHANNEL = "300000000000000001"
 WINDOW = 40
@@ -86,8 +85,7 @@ def main() -> None:
     parser.add_argument("--fresh", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"# summary_fold_check: commit {commit}; load {os.getloadavg()[0]:.2f}; "
+    print(f"# summary_fold_check: commit {commit_of(Path.cwd())}; load {os.getloadavg()[0]:.2f}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     asyncio.run(run(args.messages, args.fresh, args.rounds))
 

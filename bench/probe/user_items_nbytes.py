@@ -6,7 +6,6 @@ Run: `python bench/probe/user_items_nbytes.py`.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from figures import commit_of  # noqa: E402
 from memory_corpus import texts  # noqa: E402
 from memory.semantic.chroma_backend import StoredItem  # noqa: E402
 from memory.semantic.user_items import UserItems  # noqa: E402
@@ -24,9 +24,8 @@ SIZES = (5_000, 50_000, 150_000)
 
 
 def main() -> None:
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     print("# UserItems.nbytes (what MEMORY_CACHE_MB bounds) of one person, bench corpus texts, "
-          f"384-d vectors; main at {head.stdout.strip()}")
+          f"384-d vectors; commit {commit_of(ROOT)}")
     for n in SIZES:
         entry = UserItems()
         entry.append([StoredItem(f"id{i}", t, {"scope": "guild:1", "created_at": float(i), "user_id": "u"})
