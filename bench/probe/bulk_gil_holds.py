@@ -3,7 +3,7 @@ for the GIL (what the event loop would wait), one step at a time on a quiet proc
 of the product or of the bench's figures: a diagnosis tool (docs/decisions/0038-*.md).
 
 One user's `UserItems` grows to `--size` items of the bench's corpus (`bench/memory_corpus.py`),
-256 rows per `append` as `UserMemory._taken_in` appends them (random unit vectors: no model).
+256 rows per `append` as `Copies.taken_in` appends them (random unit vectors: no model).
 A sleeper thread wakes every 1 ms and records its gaps, and how much of each it spent waiting
 for a CPU (its run-queue wait, /proc/self/task/<tid>/schedstat); for each step it prints the
 worst gap and the worst gap less that wait (min and max over `--repeats`): the second is the

@@ -40,25 +40,14 @@ Rules, in one place:
   needs no vector.
   Chroma stores the items and vectors; a search reads ONE user's items with their vectors
   (`where user_id`, in pages) instead of asking Chroma for a filtered nearest-neighbour
-  query, whose HNSW graph spans every user. Each user's items are then held in this process
-  (`memory.semantic.user_items`) in an LRU bounded by bytes (`cache_bytes`, `memory.semantic.caches`): this
-  object's adds append to them, its deletes and forgets mark rows dead; nothing is rebuilt
-  or reloaded on a timer.
-- The store is the truth (`memory.semantic.versions`): every write of a user's items puts a new
-  random version in the user's record in Chroma before and after it; every search, list and
-  cold load reads that record FIRST and trusts the cached items (or a snapshot) only when it is
-  the version they were made under; otherwise it reads the user's ids and reconciles (drops the
-  rows Chroma no longer has, fetches the missing ones). So processes sharing a Chroma server
-  see each other's adds, deletes and forgets at the next search, with nothing to poll. This
-  object's own writes go into its cached items with the version they put.
-- Snapshots (`memory.semantic.snapshot`): a user with many items is also kept in a file of this
-  process (beside the Chroma folder by default), written in the background once
-  `snapshot_after` of the user's items, and a quarter of them (`SNAPSHOT_BACKLOG`), are not in
-  it, after a load or check that found it stale, and on close, with the version its rows are
-  current for. A cold load whose version read is the snapshot's uses the file as it is (no id
-  read). A delete or forget removes the user's file first (and rewrites it from the cached
-  items, without the forgotten ones); so does a check that finds rows forgotten elsewhere.
-  `last_load` tells how the last load went (`ColdLoad`).
+  query, whose HNSW graph spans every user.
+- The store is the truth: every write of a user's items puts a new random version in the
+  user's record in Chroma before and after it (`memory.semantic.versions`), and every search,
+  list and export reads the user's items through `memory.semantic.copies`, which reads that
+  record FIRST and trusts this process's copy (cached, or a snapshot file) only when it was
+  made under that version. So processes sharing a Chroma server see each other's adds,
+  deletes and forgets at the next search, with nothing to poll. `last_load` tells how the
+  last load of a user's items went (`ColdLoad`).
 - Blocking work (embedding, Chroma, the search's numpy work) runs on this object's own
   thread pool (`memory.semantic.pool`); each call is bounded by `op_timeout_s` and a store failure
   raises StoreUnavailable, never hangs. With `chroma_process`, an embedded Chroma runs in a
@@ -72,10 +61,8 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -83,24 +70,24 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from memory.semantic import ranking
-from memory.semantic.caches import ItemsCache, RecentVectors
+from memory.config import MemorySettings
+from memory.errors import ConfigError, StoreUnavailable
+from memory.semantic.caches import RecentVectors
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.chroma_process import ChromaProcess
-from memory.config import MemorySettings
-from memory.semantic.item_text import kept_metadata
+from memory.semantic.copies import SNAPSHOT_AFTER, ColdLoad, Copies
 from memory.semantic.embeddings import Embedder, OpenAIEmbedder, embedder_from_settings
-from memory.errors import ConfigError, StoreUnavailable
-from memory.keyed_locks import KeyedLocks
+from memory.semantic.item_text import kept_metadata
 from memory.semantic.pool import WorkerPool
 from memory.semantic.search import SEARCH_MODES, Prepared, finish, prepare
 from memory.semantic.snapshot import Snapshots
 from memory.semantic.user_items import UserItems, created_of
-from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, Written, current
+from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, Written
 from memory.semantic.validation import (
     MAX_TEXT_CHARS,
     check_metadata,
@@ -114,6 +101,7 @@ from memory.semantic.validation import (
 
 __all__ = [
     "MAX_TEXT_CHARS",
+    "SNAPSHOT_AFTER",
     "MemoryHit",
     "UserMemory",
     "open_user_memory",
@@ -122,20 +110,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 DEFAULT_COLLECTION = "user_memory"
 DEFAULT_CACHE_BYTES = 512 * 2**20
-# Items per Chroma read when loading a user: Chroma converts a page's vectors holding the GIL
-# (about 50 ms for 250 on the 2-core target, under load) and pages of 1,000 cost more per item.
-LOAD_PAGE = 200
-# A user's items are written to a snapshot once this many of them are not in one: a cold load
-# then fetches at most about this many items from Chroma besides reading the snapshot.
-SNAPSHOT_AFTER = 500
-# ...and once this share of the user's items are not in it either: each rewrite copies all of
-# the user's items, so a user growing by thousands at a time does not have them all copied
-# after every batch (a cold load after a crash fetches at most that share).
-SNAPSHOT_BACKLOG = 0.25
 # Sibling collections of older versions (0010's change feed, 0014's write tokens): their records
 # hold plain user ids, which a forget does not reach; opening a memory deletes them.
 RETIRED_SUFFIXES = ("__changes", "__tokens")
@@ -151,17 +127,6 @@ class MemoryHit:
     text: str
     score: float
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-
-@dataclass(frozen=True, slots=True)
-class ColdLoad:
-    """How the last load of a user's items into this process went: `route` "version" (the
-    snapshot as it was: its version is the user's now, no id read), "ids" (the snapshot checked
-    against the ids Chroma has) or "chroma" (no snapshot), and how many items it gave."""
-
-    route: str
-    items: int
 
 
 def _where(user_id: str, scope: str | None) -> dict[str, Any]:
@@ -185,20 +150,11 @@ class UserMemory:
         self.search_mode = search_mode
         self.ranking_config = ranking_config or ranking.DEFAULT_CONFIG
         self._clock = clock
-        self._cache = ItemsCache(cache_bytes)
         self._versions = versions
-        # one reader or cache update of a user at a time (cold loads, checks, own writes taken in)
-        self._user_locks = KeyedLocks()
-        self._snapshots = snapshots
-        self._snapshot_after = max(1, snapshot_after)
-        self.last_load: ColdLoad | None = None
-        self._saving: dict[str, Future[None]] = {}  # users whose snapshot is being written (one at a time each)
-        # cold loads still running after the search that started them gave up waiting (op_timeout_s):
-        # the next search of that user takes the load over instead of starting another
-        self._loads: dict[str, Future[tuple[UserItems, int | None]]] = {}
-        self._saving_lock = threading.Lock()
         self._owns_embedder = owns_embedder
         self._pool = WorkerPool(store.where, op_timeout_s)
+        self._copies = Copies(store, versions, self._pool, cache_bytes=cache_bytes, snapshots=snapshots,
+                              snapshot_after=snapshot_after)
         self._recent_vectors = RecentVectors()
         self._batch = min(256, store.max_batch_size())
         load = getattr(embedder, "load", None)
@@ -208,6 +164,11 @@ class UserMemory:
     def where(self) -> str:
         """The folder or host:port this memory lives in (for messages and logs)."""
         return self._store.where
+
+    @property
+    def last_load(self) -> ColdLoad | None:
+        """How the last load of a user's items into this process went (`memory.semantic.copies`)."""
+        return self._copies.last_load
 
     @property
     def embedder(self) -> Embedder:
@@ -233,14 +194,7 @@ class UserMemory:
         worker threads; idempotent. A shared embedder passed in is left open."""
         if self._pool.closed:
             return
-        # a snapshot begun earlier may miss the last rows: let it end, so that its user is
-        # saved again below with what is cached now
-        await asyncio.gather(*(asyncio.wrap_future(f) for f in list(self._saving.values())), return_exceptions=True)
-        # users with many items get a current snapshot, so that the next start loads them fast
-        saves = [self._snapshot_later(user_id, entry) for user_id, entry in self._cache.entries()
-                 if entry.unsaved and entry.live >= self._snapshot_after]
-        await asyncio.gather(*(asyncio.wrap_future(f) for f in saves if f is not None), return_exceptions=True)
-        self._cache.clear()
+        await self._copies.close()
         await self._pool.close()
         await asyncio.to_thread(self._store.close)
         if self._owns_embedder and isinstance(self._embedder, OpenAIEmbedder):
@@ -328,191 +282,13 @@ class UserMemory:
             for start in range(0, len(rows), self._batch):
                 batch = rows[start:start + self._batch]
                 vectors, written = await self._pool.run(self._embed_and_add, batch)
-                await self._taken_in(batch, vectors, written)
+                await self._copies.taken_in([StoredItem(row[0], row[1], row[3]) for row in batch], vectors, written)
         except BaseException:
-            for user_id in users:
-                self._cache.drop(user_id)
+            self._copies.failed(users)
             raise
-        for user_id in users:
-            entry = self._cache.peek(user_id)
-            if entry is not None and entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
-                self._snapshot_later(user_id, entry)
-
-    async def _taken_in(self, rows: list[Row], vectors: np.ndarray, written: Written) -> None:
-        """A written batch into the cached items of its users, with the version each is now
-        current for (`Written.claim`)."""
-        positions: dict[str, list[int]] = {}
-        for n, row in enumerate(rows):
-            positions.setdefault(row[3]["user_id"], []).append(n)
-        cached = [user_id for user_id in positions if self._cache.peek(user_id) is not None]
-        if not cached:
-            return
-        async with contextlib.AsyncExitStack() as held:
-            for user_id in sorted(cached):  # one order: two writes never wait for each other
-                await held.enter_async_context(self._user_lock(user_id))
-            updates = [(user_id, entry) for user_id in cached if (entry := self._cache.peek(user_id)) is not None]
-
-            def append_all() -> None:
-                # on a worker thread: a bulk write's rows are megabytes to copy
-                for user_id, entry in updates:
-                    chosen = positions[user_id]
-                    items = [StoredItem(rows[n][0], rows[n][1], rows[n][3]) for n in chosen]
-                    with entry.lock:
-                        entry.append(items, vectors[chosen])
-                        entry.store_version = written.claim(user_id, entry.store_version)
-
-            await self._pool.run(append_all)
-        self._cache.resized(user_id for user_id, _ in updates)
+        self._copies.written(users)
 
     # -- reading -------------------------------------------------------------------------
-
-    def _user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[None]:
-        """One reader or cache update of a user's items at a time (cold loads, checks, this
-        process's writes taken in); a finished cold load is cached without it (`_adopt`)."""
-        return self._user_locks.held(user_id)
-
-    async def _user_items(self, user_id: str) -> UserItems:
-        """The user's items, current for the user's version in Chroma, read FIRST: the cached
-        items as they are when it is the one they were made under; else checked against the ids
-        Chroma has (cached), or loaded (not cached). A store out of reach for that read leaves a
-        cached user answered from the cache."""
-        async with self._user_lock(user_id):
-            try:
-                version = (await self._pool.run(self._versions.read, [user_id]))[user_id]
-            except StoreUnavailable as exc:
-                if (entry := self._cache.get(user_id)) is None:
-                    raise
-                log.warning("semantic memory: a user's items answered from this process's copy: %s", exc)
-                return entry
-            # looked up after the await: a cold load that ended meanwhile is cached by then (`_adopt`)
-            if (entry := self._cache.get(user_id)) is not None:
-                if entry.store_version is not None and entry.store_version == version:
-                    return entry
-                try:
-                    gone = await self._pool.run(self._checked, user_id, entry, version)
-                except BaseException:
-                    self._cache.drop(user_id)  # its check may still run on: no one else uses it
-                    raise
-                self._cache.resized([user_id])
-                if gone or entry.unsaved >= max(self._snapshot_after, SNAPSHOT_BACKLOG * entry.live):
-                    self._snapshot_later(user_id, entry)
-                return entry
-            load = self._loads.get(user_id)
-            taken_over = load is not None
-            if load is None:
-                load = self._loads[user_id] = self._pool.submit(lambda: self._load(user_id, version))
-                loop = asyncio.get_running_loop()  # cached when it ends, even if no search waits any more
-
-                def adopt_on_the_loop(done: Future[tuple[UserItems, int | None]]) -> None:
-                    with contextlib.suppress(RuntimeError):  # the loop closed first: nothing to cache into
-                        loop.call_soon_threadsafe(self._adopt, user_id, done)
-
-                load.add_done_callback(adopt_on_the_loop)
-            entry, _ = await self._pool.awaited(load)
-            self._adopt(user_id, load)  # if its done-callback has not run yet (else a no-op)
-        if taken_over and not self._pool.closed:  # loaded under the version of the search that started it: checked now, cached
-            return await self._user_items(user_id)
-        return entry
-
-    def _adopt(self, user_id: str, load: Future[tuple[UserItems, int | None]]) -> None:
-        """Cache the user's items of a finished cold load (on the loop; once per load: the
-        search awaiting it and the load's own done-callback both call this). Without the user's
-        lock: a load runs only while the user has no cached items, a forget takes it out of
-        `_loads` first, and a search holding the lock looks at the cache after its awaits."""
-        if self._loads.get(user_id) is not load:
-            return
-        del self._loads[user_id]
-        if self._pool.closed or load.cancelled() or load.exception() is not None:
-            return
-        entry, snapshot_generation = load.result()
-        self._cache.put(user_id, entry)
-        if snapshot_generation is not None:
-            self._snapshot_later(user_id, entry, snapshot_generation)
-
-    def _reconcile(self, user_id: str, entry: UserItems) -> tuple[int, int]:
-        """Make `entry` hold exactly the ids Chroma has for the user now (worker thread): drop
-        the rows Chroma no longer has, fetch the missing items in pages of LOAD_PAGE (no single
-        Chroma call holds the GIL for long). Returns how many rows went and how many came."""
-        ids = self._store.ids(where={"user_id": user_id})
-        present = set(ids)
-        with entry.lock:
-            gone = entry.remove([i for i in entry.ids if i not in present])
-            missing = [i for i in ids if i not in entry]
-        for start in range(0, len(missing), LOAD_PAGE):
-            self._fetch(user_id, entry, missing[start:start + LOAD_PAGE])
-        return gone, len(missing)
-
-    def _checked(self, user_id: str, entry: UserItems, version: str | None) -> int:
-        """A cached user's items checked against Chroma's ids (another process wrote them since
-        `entry.store_version`); returns how many rows went (their snapshot is removed at once)."""
-        gone, _ = self._reconcile(user_id, entry)
-        if gone and self._snapshots is not None:
-            self._snapshots.drop(user_id)  # it holds items forgotten elsewhere: rewritten from `entry`
-        with entry.lock:
-            entry.store_version = version if current(version) else None
-        return gone
-
-    def _load(self, user_id: str, version: str | None) -> tuple[UserItems, int | None]:
-        """All of the user's items and vectors (worker thread), current for `version` (read
-        before this): the user's snapshot as it is when it was saved under that version, else
-        the snapshot (or nothing) checked against the ids Chroma has (`_reconcile`). With them,
-        the snapshot generation to write a new snapshot under when this fetched many or dropped
-        any (else None): written once the entry is cached (`_user_items`)."""
-        snapshots = self._snapshots
-        generation = snapshots.generation(user_id) if snapshots is not None else 0
-        kept = snapshots.load(user_id) if snapshots is not None else None
-        if kept is not None and current(version) and kept[1] == version:
-            entry = kept[0]
-            entry.store_version = version
-            self.last_load = ColdLoad("version", entry.live)
-            return entry, None
-        entry = UserItems() if kept is None else kept[0]
-        gone, fetched = self._reconcile(user_id, entry)
-        entry.store_version = version if current(version) else None
-        self.last_load = ColdLoad("chroma" if kept is None else "ids", entry.live)
-        stale = kept is not None and (gone or fetched or kept[1] != entry.store_version)
-        if snapshots is not None and (stale or entry.unsaved >= self._snapshot_after):
-            return entry, generation
-        return entry, None
-
-    def _snapshot_later(self, user_id: str, entry: UserItems, generation: int | None = None) -> Future[None] | None:
-        """Write the user's snapshot from `entry`, with the version its rows are current for, on
-        a worker thread (any thread may call this); a forget after `generation` (default: now)
-        was taken discards it. While one is being written for the user, another is not started
-        (the rows stay unsaved for the next)."""
-        snapshots = self._snapshots
-        if snapshots is None or self._pool.closed:
-            return None
-
-        def save() -> None:
-            try:
-                with entry.lock:
-                    columns, version = entry.columns(), entry.store_version
-                if len(columns["ids"]):
-                    snapshots.save(user_id, columns, version, taken)
-                else:
-                    snapshots.drop(user_id)
-            except (OSError, ValueError) as exc:
-                log.warning("semantic memory: cannot write a snapshot in %s: %s", snapshots.folder, exc)
-            finally:
-                with self._saving_lock:
-                    del self._saving[user_id]
-
-        with self._saving_lock:
-            if user_id in self._saving:
-                return None
-            entry.unsaved = 0
-            taken = snapshots.generation(user_id) if generation is None else generation
-            saving = self._saving[user_id] = self._pool.submit(save)
-        return saving
-
-    def _fetch(self, user_id: str, entry: UserItems, ids: Sequence[str]) -> None:
-        """Read these items with their vectors into `entry`; ids of other users are ignored."""
-        items, matrix = self._store.get_with_embeddings(where=None, ids=ids)
-        mine = [n for n, it in enumerate(items) if it.metadata.get("user_id") == user_id]
-        if mine:
-            with entry.lock:
-                entry.append([items[n] for n in mine], matrix[mine])
 
     async def _embed_query(self, text: str) -> np.ndarray:
         if (vector := self._recent_vectors.get(text)) is not None:
@@ -534,11 +310,11 @@ class UserMemory:
             with entry.lock:
                 return prepare(entry, plan, search_text, scope=scope, mode=mode)
 
-        cached = self._cache.peek(user_id)
+        cached = self._copies.peek(user_id)
         if cached is None:
-            entry = await self._user_items(user_id)
+            entry = await self._copies.current(user_id)
             return entry, await self._pool.run(prepared, entry)
-        checked, early = await asyncio.gather(self._user_items(user_id), self._pool.run(prepared, cached),
+        checked, early = await asyncio.gather(self._copies.current(user_id), self._pool.run(prepared, cached),
                                               return_exceptions=True)
         if isinstance(checked, BaseException):
             raise checked
@@ -583,7 +359,7 @@ class UserMemory:
         """All of the user's items in `scope` (None = all), oldest first, score 0.0."""
         check_user(user_id)
         scope = check_scope(scope)
-        entry = await self._user_items(user_id)
+        entry = await self._copies.current(user_id)
 
         def listed() -> list[MemoryHit]:  # in a worker: a heavy user's sort and copies would hold up the loop
             with entry.lock:
@@ -597,7 +373,7 @@ class UserMemory:
         """The user's items of these ids (any scope), in the order asked, score 0.0; an id that
         is not one of theirs, or no longer stored, is left out."""
         check_user(user_id)
-        entry = await self._user_items(user_id)
+        entry = await self._copies.current(user_id)
 
         def found() -> list[MemoryHit]:
             with entry.lock:
@@ -627,44 +403,6 @@ class UserMemory:
 
     # -- forgetting ----------------------------------------------------------------------
 
-    async def _forgotten(self, user_id: str, remove: Callable[[UserItems], object],
-                         erase: Callable[[], T]) -> T:
-        """Run `erase` (the store's delete) between the user's version bumps; then the user's
-        cached items drop the same rows (`remove`), or the whole entry goes when the store
-        failed part-way. The user's snapshot is removed before and after `erase` (and
-        rewritten from the cached items, if any)."""
-        snapshots = self._snapshots
-
-        def erased() -> tuple[T, Written]:
-            if snapshots is not None:
-                snapshots.drop(user_id)
-            try:
-                return self._versions.write([user_id], erase)
-            finally:
-                if snapshots is not None:
-                    snapshots.drop(user_id)
-
-        # a cold load running now or during the erase may hold what is erased: never cached
-        self._loads.pop(user_id, None)
-        try:
-            result, written = await self._pool.run(erased)
-            async with self._user_lock(user_id):
-                self._loads.pop(user_id, None)
-                entry = self._cache.peek(user_id)
-                if entry is not None:
-                    def locked() -> None:
-                        with entry.lock:
-                            remove(entry)
-                            entry.store_version = written.claim(user_id, entry.store_version)
-                    await self._pool.run(locked)
-        except BaseException:
-            self._loads.pop(user_id, None)
-            self._cache.drop(user_id)
-            raise
-        if entry is not None:
-            self._snapshot_later(user_id, entry)
-        return result
-
     async def delete(self, user_id: str, item_id: str) -> bool:
         """Delete one item of this user; False when the user has no item with that id."""
         check_user(user_id)
@@ -676,7 +414,7 @@ class UserMemory:
             self._store.delete([it.id for it in found])
             return bool(found)
 
-        return await self._forgotten(user_id, lambda entry: entry.remove([item_id]), delete)
+        return await self._copies.forgotten(user_id, lambda entry: entry.remove([item_id]), delete)
 
     async def forget(self, user_id: str, scope: str | None = None) -> int:
         """Delete the user's items in `scope` (None = all of them); returns how many."""
@@ -689,7 +427,7 @@ class UserMemory:
                 self._store.delete(ids[start:start + self._batch])
             return len(ids)
 
-        return await self._forgotten(user_id, lambda entry: entry.remove_scope(scope), forget)
+        return await self._copies.forgotten(user_id, lambda entry: entry.remove_scope(scope), forget)
 
 
 def open_user_memory(path: str | os.PathLike[str] | None = None, *, host: str | None = None,

@@ -54,4 +54,4 @@ async def test_the_embedded_memory_runs_in_a_worker_process_and_remembers(
 
 async def test_memory_cache_mb_bounds_the_items_the_process_keeps(env: dict[str, str], fake: FakeOpenAI) -> None:
     async with Runtime(load_settings({**env, "MEMORY_CACHE_MB": "3"})) as rt:
-        assert rt.user_memory._cache.max_bytes == 3 * 2**20  # the LRU of people's items (memory.semantic.caches)
+        assert rt.user_memory._copies._cache.max_bytes == 3 * 2**20  # the LRU of people's items (memory.semantic.caches)

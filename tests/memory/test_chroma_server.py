@@ -219,9 +219,9 @@ async def test_a_search_of_a_cached_user_is_answered_while_the_server_is_away(
 
         server.kill()
 
-        with caplog.at_level(logging.WARNING, logger="memory.semantic.user_memory"):
+        with caplog.at_level(logging.WARNING, logger="memory.semantic.copies"):
             assert [h.text for h in await mem.search(ALICE, "bees", scope=GUILD)] == ["I keep bees on the roof"]
-        [warning] = [r for r in caplog.records if r.name == "memory.semantic.user_memory"]
+        [warning] = [r for r in caplog.records if r.name == "memory.semantic.copies"]
         assert "answered from this process's copy" in warning.getMessage() and server.host in warning.getMessage()
     finally:
         await mem.close()

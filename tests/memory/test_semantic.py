@@ -428,7 +428,7 @@ async def test_the_cache_is_bounded_by_bytes_not_by_a_count_of_users(tmp_path: P
     async with open_user_memory(str(tmp_path / "c"), embedder=local_embedder, cache_bytes=budget) as mem:
         await mem.add_many([(BOB, f"bob note {n} about sailing", None, "dm") for n in range(150)])
         assert len(await mem.search(BOB, "sailing", k=200, scope="dm")) == 150
-        cache = mem._cache
+        cache = mem._copies._cache
         assert BOB in cache and cache.nbytes > budget  # the user in use stays, however big
 
         for user in (ALICE, "3", "4", "5"):

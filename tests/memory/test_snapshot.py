@@ -101,7 +101,7 @@ GARDEN = [f"note {n}: the tomatoes in bed {n % 7} need water" for n in range(60)
 async def saves_done(mem: UserMemory) -> None:
     """Wait until no snapshot of this memory is being written (they run on its worker threads)."""
     for _ in range(1000):
-        if not mem._saving:
+        if not mem._copies._saving:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("a snapshot was still being written after 10 s")

@@ -345,7 +345,7 @@ async def test_a_delete_elsewhere_of_a_cached_users_item_purges_it_from_this_pro
         assert "a secret about the cello teacher" not in await texts_found(mem, "cello secret teacher")
 
         async def purged() -> bool:
-            return not mem._saving and b"cello" not in snapshot_file(path).read_bytes()
+            return not mem._copies._saving and b"cello" not in snapshot_file(path).read_bytes()
 
         assert await until(purged)
 
@@ -449,13 +449,13 @@ class HeldAfterReading:
 
 def counted_loads(mem: UserMemory) -> list[str]:
     loads: list[str] = []
-    real = mem._load
+    real = mem._copies._load
 
     def load(user_id: str, version: str | None) -> object:
         loads.append(user_id)
         return real(user_id, version)
 
-    mem._load = load  # type: ignore[method-assign]
+    mem._copies._load = load  # type: ignore[method-assign]
     return loads
 
 
@@ -481,7 +481,7 @@ async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_no
     async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, loads):
         search = asyncio.create_task(texts_found(mem))  # waits for the load still running
         await asyncio.sleep(0.2)
-        assert ALICE in mem._loads and not search.done()
+        assert ALICE in mem._copies._loads and not search.done()
         held.release()
 
         assert await search == set(TEXTS)
@@ -491,7 +491,7 @@ async def test_a_cold_load_that_outlives_its_search_is_taken_over_by_the_next_no
 async def test_a_load_that_read_before_a_forget_is_never_cached_nor_served_after_it(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, _):
-        load = mem._loads[ALICE]
+        load = mem._copies._loads[ALICE]
         try:
             assert await mem.forget(ALICE) == len(TEXTS)
         finally:
@@ -499,7 +499,7 @@ async def test_a_load_that_read_before_a_forget_is_never_cached_nor_served_after
         await asyncio.wrap_future(load)
         await asyncio.sleep(0.1)  # its done-callback has run on the loop
 
-        assert mem._cache.peek(ALICE) is None
+        assert mem._copies._cache.peek(ALICE) is None
         assert await texts_found(mem) == set()
         await mem.add(ALICE, "bees after the forget", scope=GUILD)
         assert await texts_found(mem) == {"bees after the forget"}
@@ -508,7 +508,7 @@ async def test_a_load_that_read_before_a_forget_is_never_cached_nor_served_after
 async def test_a_load_that_read_before_a_forget_that_timed_out_is_never_cached(
         tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     async with search_given_up_on_a_held_load(tmp_path, local_embedder) as (mem, held, _):
-        load = mem._loads[ALICE]
+        load = mem._copies._loads[ALICE]
         erasing = HeldCall(mem, "delete")  # the forget's delete outlives the op timeout
         try:
             with pytest.raises(StoreUnavailable):
@@ -517,7 +517,7 @@ async def test_a_load_that_read_before_a_forget_that_timed_out_is_never_cached(
             await asyncio.wrap_future(load)
             await asyncio.sleep(0.1)  # its done-callback has run on the loop
 
-            assert mem._cache.peek(ALICE) is None
+            assert mem._copies._cache.peek(ALICE) is None
         finally:
             held.release()
             erasing.release()
@@ -529,9 +529,9 @@ async def test_a_cold_load_that_ends_after_its_search_gave_up_is_cached_not_held
         held.release()
 
         async def cached() -> bool:
-            return mem._cache.peek(ALICE) is not None
+            return mem._copies._cache.peek(ALICE) is not None
 
         assert await until(cached)  # no search waits for it any more
-        assert mem._loads == {}
+        assert mem._copies._loads == {}
         assert await texts_found(mem) == set(TEXTS)
         assert loads == [ALICE]
