@@ -14,6 +14,9 @@ is decided from the buffer's count and sizes (measured in SQL); messages are rea
 and one fold takes the newest of them that fit the turn's history budget (a channel's first
 fold may find hundreds: the older ones are left out). The summary itself is
 bounded (SUMMARY_MAX_TOKENS) and, in the prompt, quoted material (bot.turn.history.quoted).
+A fold's tokens are charged to the daily budgets (bot.settings.budgets) of the person whose turn
+started it, in that turn's place, as /tldr charges the person asking: what a server's messages
+cost to fold counts toward GUILD_DAILY_TOKENS.
 
 Part of bot/: joins the buffer, the summaries store and the model; knows nothing of Discord.
 """
@@ -27,6 +30,7 @@ from collections.abc import Callable, Sequence
 from agent.errors import LLMError
 from agent.loop import ChatModel
 from bot.knowledge.transcript import transcript_lines
+from bot.settings.budgets import TokenBudget
 from bot.turn.context_budget import MESSAGE_OVERHEAD_TOKENS
 from bot.turn.history import quoted
 from memory.errors import MemoryStoreError
@@ -83,13 +87,14 @@ class RunningSummaries:
     """Reads a channel's summary for a turn, and folds after turns, in the background."""
 
     def __init__(self, buffer: ChannelBuffer, store: ChannelSummaries, llm: ChatModel, *, every: int,
-                 window: int, history_tokens: Callable[[], int]) -> None:
+                 window: int, history_tokens: Callable[[], int], budget: TokenBudget | None = None) -> None:
         self._buffer = buffer
         self._store = store
         self._llm = llm
         self.every = every
         self._window = window
         self._history_tokens = history_tokens  # the pipeline's budget, known once its prompt is built
+        self._budget = budget  # daily token budgets: a fold is charged to the turn that started it
         self._folding: dict[str, asyncio.Task[bool]] = {}
 
     async def current(self, channel_id: str) -> ChannelSummary | None:
@@ -100,11 +105,12 @@ class RunningSummaries:
             log.warning("channel %s: running summary unreadable, answering without it: %s", channel_id, exc)
             return None
 
-    def after_turn(self, channel_id: str) -> None:
-        """Start a fold of the channel in the background unless one is running there."""
+    def after_turn(self, channel_id: str, user_id: str, guild_id: str | None) -> None:
+        """Start a fold of the channel in the background unless one is running there; its
+        tokens, if the model is asked, are charged to this person in this place."""
         if self.every <= 0 or channel_id in self._folding:
             return
-        task = asyncio.create_task(self._fold_logged(channel_id), name=f"summary-{channel_id}")
+        task = asyncio.create_task(self._fold_logged(channel_id, user_id, guild_id), name=f"summary-{channel_id}")
         self._folding[channel_id] = task
         task.add_done_callback(lambda _: self._folding.pop(channel_id, None))
 
@@ -120,9 +126,9 @@ class RunningSummaries:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _fold_logged(self, channel_id: str) -> bool:
+    async def _fold_logged(self, channel_id: str, user_id: str, guild_id: str | None) -> bool:
         try:
-            return await self.fold(channel_id)
+            return await self.fold(channel_id, charged_to=(user_id, guild_id))
         except (LLMError, MemoryStoreError) as exc:
             log.warning("channel %s: running summary not updated: %s", channel_id, exc)
             return False
@@ -130,9 +136,10 @@ class RunningSummaries:
             log.exception("channel %s: running summary failed", channel_id)
             return False
 
-    async def fold(self, channel_id: str) -> bool:
+    async def fold(self, channel_id: str, *, charged_to: tuple[str, str | None] | None = None) -> bool:
         """Fold the channel's messages that left the kept window into its summary once at
-        least `every` of them have gathered; whether a new summary was stored."""
+        least `every` of them have gathered; whether a new summary was stored. The model's
+        tokens are charged to `charged_to` (a person and their place), if given."""
         previous = await self._store.get(channel_id)
         after = previous.through if previous is not None else None
         unsummarised = await self._buffer.count(channel_id, after=after)
@@ -156,6 +163,8 @@ class RunningSummaries:
                   {"role": "user", "content": quoted("The summary so far:", so_far) + "\n\n"
                    + quoted("The new messages, oldest first:", "\n".join(lines))}]
         completion = await self._llm.complete(prompt)
+        if self._budget is not None and charged_to is not None:  # spent, whether or not the summary is kept
+            await self._budget.charge(*charged_to, completion.usage.total_tokens)
         text = completion.content.strip()
         if not text:
             log.warning("channel %s: the model wrote an empty summary; kept the previous one", channel_id)

@@ -200,7 +200,8 @@ class Runtime:
                                          summaries=RunningSummaries(
                                              self.buffer, summaries, self.llm,
                                              every=s.features.knowledge.summary_every, window=s.buffer_window,
-                                             history_tokens=lambda: self.pipeline.history_token_budget))
+                                             history_tokens=lambda: self.pipeline.history_token_budget,
+                                             budget=self.budget))
             stack.push_async_callback(self.pipeline.summaries.aclose)
             self.services = FrontEndServices(
                 turns=self.pipeline, traces=TraceService(self.traces),

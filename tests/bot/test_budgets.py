@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
+from bot.knowledge.summary import FOLD_INSTRUCTIONS
 from bot.settings.budgets import TokenBudget
 from bot.settings.config import load_settings
 from bot.process.runtime import Runtime
@@ -18,9 +20,10 @@ from tests.bot.conftest import ALICE, BOB, GUILD, ask
 from tests.bot.discord_fixtures import World, answer
 from tests.fakes import discord_payloads as p
 from tests.clock import Clock
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Reply
 
 TURN = {"prompt_tokens": 60, "completion_tokens": 40}  # 100 tokens a turn
+FOLD = {"prompt_tokens": 900, "completion_tokens": 100}  # 1,000 tokens a running summary's fold
 
 
 @pytest.fixture
@@ -92,6 +95,28 @@ async def test_failed_turns_are_charged_what_the_model_reported_and_unlimited_bu
     assert result.outcome == "no_answer"
     assert report.user_tokens == result.total_tokens >= 100 and report.guild is not None
     assert report.guild.tokens == report.user_tokens
+
+
+async def test_a_running_summary_fold_is_charged_to_the_person_whose_turn_started_it(
+        budget_runtime: Callable[..., Runtime], fake: FakeOpenAI) -> None:
+    # A fold asks the model too: its tokens count toward the person's and the server's day, as
+    # /tldr's do, or a busy server's folds would spend past GUILD_DAILY_TOKENS unseen.
+    def respond(request: dict[str, Any]) -> Reply:
+        if request["messages"][0]["content"] == FOLD_INSTRUCTIONS:
+            return Reply("They talked about the weather.", usage=FOLD)
+        return Reply("Final Answer: noted", usage=TURN)
+
+    fake.responder = respond
+    remark = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
+    async with budget_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4", GUILD_DAILY_TOKENS="100000") as rt:
+        for _ in range(12):
+            assert (await rt.pipeline.handle(ask(remark))).ok
+            await rt.pipeline.summaries.wait_idle()
+        report = await rt.budget.report(ALICE, GUILD, with_guild=True)
+    folds = sum(1 for r in fake.requests if r["messages"][0]["content"] == FOLD_INSTRUCTIONS)
+    assert folds >= 1
+    assert report.user_tokens == 100 * (len(fake.requests) - folds) + 1000 * folds
+    assert report.guild is not None and report.guild.tokens == report.user_tokens
 
 
 async def test_the_store_counts_per_day_and_place_and_rejects_bad_counts(tmp_path) -> None:
