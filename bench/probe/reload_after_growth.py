@@ -1,5 +1,5 @@
 """Probe: how long the first search takes when none of a heavy person's items are in this process
-and no snapshot may be used: the load of all of them from Chroma (`UserMemory._load` by ids, in
+and no snapshot may be used: the load of all of them from Chroma (`Copies._load` by ids, in
 pages). Not part of the product or of the bench's figures: a diagnosis tool (docs/decisions/0038-*.md).
 
 `--build FOLDER` stores one person's `--size` items through the engine on PYTHONPATH (random unit

@@ -1,6 +1,6 @@
 """This process's copies of users' items, kept current with the store: cached, on disk, checked.
 
-`Copies.current(user_id)` gives a user's items (`memory.semantic.user_items.UserItems`) as Chroma
+`Copies.items(user_id)` gives a user's items (`memory.semantic.user_items.UserItems`) as Chroma
 holds them now. It reads the user's version record FIRST (`memory.semantic.versions`) and uses
 the cached items as they are when they were made under that version; otherwise it checks them
 against the ids Chroma has (drops the rows Chroma no longer has, fetches the missing ones), or,
@@ -11,7 +11,9 @@ cache is an LRU bounded by bytes (`memory.semantic.caches.ItemsCache`).
 A memory's own writes go into the copies (`taken_in`, `forgotten`) with the version they put,
 and snapshots are rewritten in the background once `snapshot_after` of a user's items, and a
 quarter of them (`SNAPSHOT_BACKLOG`), are not in one, after a load or check that found the file
-stale, after a forget, and on close. Blocking work runs on the memory's `WorkerPool`.
+stale, and on close. A delete or forget removes the user's file before and after the store's
+delete (then rewrites it from the cached items, without the forgotten ones); so does a check
+that finds rows forgotten elsewhere. Blocking work runs on the memory's `WorkerPool`.
 
 Part of memory/: imports nothing from agent/ or bot/.
 """
@@ -180,7 +182,7 @@ class Copies:
 
     # -- reading -------------------------------------------------------------------------
 
-    async def current(self, user_id: str) -> UserItems:
+    async def items(self, user_id: str) -> UserItems:
         """The user's items, current for the user's version in Chroma, read FIRST: the cached
         items as they are when it is the one they were made under; else checked against the ids
         Chroma has (cached), or loaded (not cached). A store out of reach for that read leaves a
@@ -220,7 +222,7 @@ class Copies:
             entry, _ = await self._pool.awaited(load)
             self._adopt(user_id, load)  # if its done-callback has not run yet (else a no-op)
         if taken_over and not self._pool.closed:  # loaded under the version of the search that started it: checked now, cached
-            return await self.current(user_id)
+            return await self.items(user_id)
         return entry
 
     def _adopt(self, user_id: str, load: Future[tuple[UserItems, int | None]]) -> None:

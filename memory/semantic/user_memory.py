@@ -4,7 +4,7 @@
 store at once, so a bad folder or a server that is down fails here with StoreUnavailable
 naming the path or host:port; the result may also be awaited or used with `async with`).
 
-Rules, in one place:
+The contract's rules, in one place (how this process keeps users' items: `memory.semantic.copies`):
 - Every Chroma read and delete is filtered by `user_id`: one user's items never appear in
   another's results, and `delete(user_id, item_id)` cannot remove someone else's item.
 - Scopes: `scope_for(guild_id)` gives "guild:<id>" or "dm". `search`, `list` and `forget`
@@ -43,7 +43,7 @@ Rules, in one place:
   query, whose HNSW graph spans every user.
 - The store is the truth: every write of a user's items puts a new random version in the
   user's record in Chroma before and after it (`memory.semantic.versions`), and every search,
-  list and export reads the user's items through `memory.semantic.copies`, which reads that
+  list, get and export reads the user's items through `memory.semantic.copies`, which reads that
   record FIRST and trusts this process's copy (cached, or a snapshot file) only when it was
   made under that version. So processes sharing a Chroma server see each other's adds,
   deletes and forgets at the next search, with nothing to poll. `last_load` tells how the
@@ -312,9 +312,9 @@ class UserMemory:
 
         cached = self._copies.peek(user_id)
         if cached is None:
-            entry = await self._copies.current(user_id)
+            entry = await self._copies.items(user_id)
             return entry, await self._pool.run(prepared, entry)
-        checked, early = await asyncio.gather(self._copies.current(user_id), self._pool.run(prepared, cached),
+        checked, early = await asyncio.gather(self._copies.items(user_id), self._pool.run(prepared, cached),
                                               return_exceptions=True)
         if isinstance(checked, BaseException):
             raise checked
@@ -359,7 +359,7 @@ class UserMemory:
         """All of the user's items in `scope` (None = all), oldest first, score 0.0."""
         check_user(user_id)
         scope = check_scope(scope)
-        entry = await self._copies.current(user_id)
+        entry = await self._copies.items(user_id)
 
         def listed() -> list[MemoryHit]:  # in a worker: a heavy user's sort and copies would hold up the loop
             with entry.lock:
@@ -373,7 +373,7 @@ class UserMemory:
         """The user's items of these ids (any scope), in the order asked, score 0.0; an id that
         is not one of theirs, or no longer stored, is left out."""
         check_user(user_id)
-        entry = await self._copies.current(user_id)
+        entry = await self._copies.items(user_id)
 
         def found() -> list[MemoryHit]:
             with entry.lock:
