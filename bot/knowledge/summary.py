@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from agent.errors import LLMError
 from agent.loop import ChatModel
 from bot.knowledge.transcript import transcript_lines
-from bot.settings.budgets import TokenBudget
+from bot.settings.budgets import TokenBudget, TurnCharge
 from bot.turn.context_budget import MESSAGE_OVERHEAD_TOKENS
 from bot.turn.history import quoted
 from memory.errors import MemoryStoreError
@@ -96,6 +96,7 @@ class RunningSummaries:
         self._history_tokens = history_tokens  # the pipeline's budget, known once its prompt is built
         self._budget = budget  # daily token budgets: a fold is charged to the turn that started it
         self._folding: dict[str, asyncio.Task[bool]] = {}
+        self._charging: set[asyncio.Task[None]] = set()  # folds' charges, each in a task a shutdown does not cancel
 
     async def current(self, channel_id: str) -> ChannelSummary | None:
         """The channel's summary for a turn's prompt (None: none, or the store is down)."""
@@ -120,11 +121,13 @@ class RunningSummaries:
             await asyncio.gather(*list(self._folding.values()), return_exceptions=True)
 
     async def aclose(self) -> None:
-        """Stop the folds running now (their result is not stored)."""
+        """Stop the folds running now (their result is not stored); the tokens of those the
+        model had answered are still counted."""
         tasks = list(self._folding.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._charging, return_exceptions=True)
 
     async def _fold_logged(self, channel_id: str, user_id: str, guild_id: str | None) -> bool:
         try:
@@ -164,7 +167,10 @@ class RunningSummaries:
                    + quoted("The new messages, oldest first:", "\n".join(lines))}]
         completion = await self._llm.complete(prompt)
         if self._budget is not None and charged_to is not None:  # spent, whether or not the summary is kept
-            await self._budget.charge(*charged_to, completion.usage.total_tokens)
+            charge = TurnCharge(self._budget, *charged_to).start(completion.usage.total_tokens)
+            self._charging.add(charge)
+            charge.add_done_callback(self._charging.discard)
+            await asyncio.shield(charge)
         text = completion.content.strip()
         if not text:
             log.warning("channel %s: the model wrote an empty summary; kept the previous one", channel_id)

@@ -2,10 +2,11 @@
 
 USER_DAILY_TOKENS caps one person's tokens per UTC day over every place together,
 GUILD_DAILY_TOKENS one server's over all its people (0 = no cap). What counts is what the model
-reported for each turn (prompt + completion, every step), stored per day in SQLite
+reported for each turn (prompt + completion, every step), for each /tldr (the person asking)
+and for each running summary fold (the person whose turn started it), stored per day in SQLite
 (memory.stores.usage). The check comes before a turn and the charge after it, so turns already running
-when a budget runs out finish (a budget can be overshot by the turns in flight, never refused
-mid-answer). Both reset at UTC midnight; the refusal names that time. The clock is injected
+when a budget runs out finish (a budget can be overshot by the turns in flight and the folds
+they start, never refused mid-answer). Both reset at UTC midnight; the refusal names that time. The clock is injected
 (``now``), so tests move to the next day without waiting.
 
 A failure of the usage table neither refuses nor fails a turn: it is logged, and the turn runs
@@ -102,7 +103,7 @@ class TokenBudget:
         return None
 
     async def charge(self, user_id: str, guild_id: str | None, tokens: int) -> None:
-        """Count a finished turn's tokens for today (never raises for a store failure)."""
+        """Count the tokens of a finished turn, /tldr or fold for today (never raises for a store failure)."""
         if tokens <= 0:
             return
         _, day, _ = self._today()

@@ -119,6 +119,44 @@ async def test_a_running_summary_fold_is_charged_to_the_person_whose_turn_starte
     assert report.guild is not None and report.guild.tokens == report.user_tokens
 
 
+async def test_a_fold_stopped_by_a_shutdown_after_the_model_answered_is_still_counted(
+        budget_runtime: Callable[..., Runtime], fake: FakeOpenAI) -> None:
+    def respond(request: dict[str, Any]) -> Reply:
+        if request["messages"][0]["content"] == FOLD_INSTRUCTIONS:
+            return Reply("They talked about the weather.", usage=FOLD)
+        return Reply("Final Answer: noted", usage=TURN)
+
+    fake.responder = respond
+    remark = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
+    async with budget_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
+        store = rt.budget._store
+        real_add, charging, go_on = store.add, asyncio.Event(), asyncio.Event()
+
+        async def held_add(day: Any, user_id: str, guild_id: str | None, tokens: int) -> None:
+            if tokens == 1000:  # the fold's charge waits here while the shutdown comes
+                charging.set()
+                await go_on.wait()
+            await real_add(day, user_id, guild_id, tokens)
+
+        store.add = held_add  # type: ignore[method-assign]
+        turns = 0
+        while not charging.is_set():
+            assert turns < 12, "no fold was charged"
+            assert (await rt.pipeline.handle(ask(remark))).ok
+            turns += 1
+            idle, fold_charging = (asyncio.ensure_future(rt.pipeline.summaries.wait_idle()),
+                                   asyncio.ensure_future(charging.wait()))
+            await asyncio.wait([idle, fold_charging], return_when=asyncio.FIRST_COMPLETED)
+            idle.cancel()
+            fold_charging.cancel()
+        closing = asyncio.ensure_future(rt.pipeline.summaries.aclose())
+        await asyncio.sleep(0.05)
+        go_on.set()
+        await closing
+        report = await rt.budget.report(ALICE, GUILD, with_guild=False)
+    assert report.user_tokens == 100 * turns + 1000
+
+
 async def test_the_store_counts_per_day_and_place_and_rejects_bad_counts(tmp_path) -> None:
     day = datetime(2026, 12, 1, tzinfo=UTC).date()
     async with Database.open(tmp_path / "bot.sqlite3") as db:
