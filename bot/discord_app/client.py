@@ -142,7 +142,7 @@ class _BotCore:
         self.reminders = reminders
         self.reminder_delivery = None
         self._delivery_task = None
-        guard_event_parsers(self)  # type: ignore[arg-type]  (each patch: bot.discord_app.patches)
+        guard_event_parsers(self)  # type: ignore[arg-type]  # each patch: bot.discord_app.patches
         install_tolerant_json()
         install_gateway_pacing()
 

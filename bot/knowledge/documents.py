@@ -11,6 +11,7 @@ Part of bot/: joins memory.documents and the fetch client; knows nothing of Disc
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -80,5 +81,5 @@ class DocumentsService:
     async def remove(self, guild_id: str, document_id: str) -> DocumentInfo | None:
         return await self._documents.remove(guild_id, document_id)
 
-    async def export(self, guild_id: str) -> list[dict[str, Any]]:
+    async def export(self, guild_id: str) -> builtins.list[dict[str, Any]]:
         return await self._documents.export(guild_id)

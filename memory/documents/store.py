@@ -24,6 +24,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import threading
 import uuid
@@ -234,7 +235,7 @@ class ServerDocuments:
                         exc_info=True)
         return found
 
-    async def export(self, guild_id: str) -> list[dict[str, Any]]:
+    async def export(self, guild_id: str) -> builtins.list[dict[str, Any]]:
         """What was added to a server, as JSON-safe dicts: each document's details and its
         passages (section and text)."""
         out = []
@@ -250,7 +251,7 @@ class ServerDocuments:
     # -- searching ----------------------------------------------------------------------
 
     async def search(self, guild_id: str, query: str, *, k: int = 5, mode: str = "hybrid",
-                     config: RankingConfig = DOCS_RANKING) -> list[DocHit]:
+                     config: RankingConfig = DOCS_RANKING) -> builtins.list[DocHit]:
         """A server's best ``k`` passages for ``query``, best first (none for another server's);
         ``mode`` and ``config`` as `PassageIndex.search` takes them."""
         if not self.has_documents(guild_id) or not query.strip():

@@ -61,6 +61,7 @@ Part of memory/: imports nothing from agent/ or bot/.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import os
 import time
@@ -369,7 +370,7 @@ class UserMemory:
 
         return await self._pool.run(listed)
 
-    async def get(self, user_id: str, item_ids: Sequence[str]) -> list[MemoryHit]:
+    async def get(self, user_id: str, item_ids: Sequence[str]) -> builtins.list[MemoryHit]:
         """The user's items of these ids (any scope), in the order asked, score 0.0; an id that
         is not one of theirs, or no longer stored, is left out."""
         check_user(user_id)
@@ -382,7 +383,7 @@ class UserMemory:
 
         return await self._pool.run(found)
 
-    async def export(self, user_id: str, scope: str | None = None) -> list[dict[str, Any]]:
+    async def export(self, user_id: str, scope: str | None = None) -> builtins.list[dict[str, Any]]:
         """The user's items in `scope` (None = all) as JSON-safe dicts, oldest first.
 
         Each: {"id", "text", "scope", "created_at" (ISO-8601 UTC), "metadata" (the caller's)}.

@@ -290,7 +290,7 @@ def test_a_process_delivers_its_shards_reminders_and_dm_ones_from_shard_zero() -
     assert [ours.owns(in_shard[s]) for s in range(4)] == [True, False, True, False]
     assert [theirs.owns(in_shard[s]) for s in range(4)] == [False, True, False, True]
     assert ours.owns(reminder(None)) and not theirs.owns(reminder(None))
-    assert DiscordReminderSender(None, AccessPolicy()).owns(in_shard[3])  # type: ignore[arg-type]  (one process)
+    assert DiscordReminderSender(None, AccessPolicy()).owns(in_shard[3])  # type: ignore[arg-type]  # one process
 
 
 async def test_a_daily_reminder_stays_at_eight_local_across_the_autumn_change(

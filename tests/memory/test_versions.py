@@ -274,7 +274,7 @@ async def test_a_cold_load_overtaken_by_an_add_is_checked_again_by_the_next_load
             go_on.wait(30)
             return found
 
-        store.ids = ids_then_wait  # type: ignore[method-assign]  (holds the cold load mid-read)
+        store.ids = ids_then_wait  # type: ignore[method-assign]  # holds the cold load mid-read
         search = asyncio.create_task(mem.search(ALICE, "bees", k=50))
         assert await asyncio.to_thread(reached.wait, 30)
         held_ids = len(await asyncio.to_thread(read_ids, **read_where))

@@ -227,7 +227,7 @@ class MentionsCog(commands.Cog):
         # that one channel's messages are answered in the order they arrived.
         target = ChannelTarget(thread) if thread is not None else MessageReplyTarget(message)
         where: discord.abc.Messageable = thread if thread is not None else message.channel
-        slot = self.order.take(where.id)  # type: ignore[union-attr]  (a channel or thread has an id)
+        slot = self.order.take(where.id)  # type: ignore[union-attr]  # a channel or thread has an id
         reply = LiveReply(target, interval_s=self.live.edit_interval_s, wait_first=slot.wait,
                           show_status=False, preface=seen.preface)  # the typing indicator is the status here
 
@@ -246,7 +246,7 @@ class MentionsCog(commands.Cog):
     async def _deliver(self, message: discord.Message, place: PlaceSettings, turn: asyncio.Task[TurnResult],
                       reply: LiveReply, where: discord.abc.Messageable, slot: DeliverySlot) -> None:
         try:
-            async with self.typing.shown(where, where.id):  # type: ignore[attr-defined]  (a channel or thread)
+            async with self.typing.shown(where, where.id):  # type: ignore[attr-defined]  # a channel or thread
                 result = await turn
         except BaseException:
             await reply.abandon()
