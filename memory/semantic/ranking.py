@@ -31,7 +31,7 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -42,7 +42,6 @@ __all__ = [
     "DEFAULT_CONFIG",
     "QueryPlan",
     "RankingConfig",
-    "drop_near_duplicates",
     "exchange_of",
     "Keyed",
     "fuse",
@@ -387,8 +386,7 @@ class RankingConfig:
     `plan.recency_weight` and an exponential decay with `half_life_days`.
     `rewrite` lets `plan_query` strip chatter and time expressions from the search text,
     `strip_time` only the time expressions; `parse_time` lets it read time windows at all.
-    `dedupe_threshold` is the token Jaccard similarity above which `drop_near_duplicates`
-    keeps only the better item. `speaker_bonus` is added (as a share of the best fused score)
+    `speaker_bonus` is added (as a share of the best fused score)
     to the candidates said by a person the question names (`said_by`), `dated_bonus` to those
     that name a date (metadata "dates", resolved when stored) when the question asks when.
     `keyword_scale` and `dense_scale` ("minmax" or "max") say how "sum" brings each signal's
@@ -428,7 +426,6 @@ class RankingConfig:
     rewrite: bool = False
     strip_time: bool = False
     parse_time: bool = True
-    dedupe_threshold: float = 0.9
     speaker_bonus: float = 0.4
     dated_bonus: float = 0.3
     keyword_scale: str = "minmax"
@@ -651,26 +648,3 @@ def fuse(
                              replies=replies, exchanges=grouped, said_by_named=named, dated=timed_ids)
     return [(ids[key], score) for key, score in zip(keys.tolist(), fused.tolist(), strict=True)]
 
-
-def drop_near_duplicates(
-    ranked: Sequence[tuple[str, float]],
-    texts: Mapping[str, str],
-    *,
-    threshold: float | None = None,
-) -> list[tuple[str, float]]:
-    """`ranked` without items whose text nearly repeats a better-ranked item's text.
-
-    Near = Jaccard similarity of the token sets >= `threshold` (default
-    `DEFAULT_CONFIG.dedupe_threshold`). Items without text are kept.
-    """
-    limit = DEFAULT_CONFIG.dedupe_threshold if threshold is None else threshold
-    kept: list[tuple[str, float]] = []
-    seen: list[frozenset[str]] = []
-    for item_id, score in ranked:
-        tokens = frozenset(tokenize(texts.get(item_id, "")))
-        if tokens and any(len(tokens & other) / len(tokens | other) >= limit for other in seen):
-            continue
-        if tokens:
-            seen.append(tokens)
-        kept.append((item_id, score))
-    return kept

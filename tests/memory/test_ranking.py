@@ -18,7 +18,6 @@ from memory.semantic.ranking import (
     QueryPlan,
     RankingConfig,
     count_names,
-    drop_near_duplicates,
     exchange_of,
     fuse,
     fuse_keyed,
@@ -377,28 +376,6 @@ def test_non_finite_scores_and_times_are_ignored() -> None:
     ranked = fuse(plan, dense={"a": math.nan, "b": 0.5}, keyword={"c": math.inf},
                   created_at={"b": math.nan, "d": -math.inf}, now=NOW, k=5)
     assert [i for i, _ in ranked] == ["b"]
-
-
-# -- near-duplicate removal ---------------------------------------------------------------
-
-
-def test_near_duplicates_keep_only_the_better_ranked_copy() -> None:
-    ranked = [("a", 3.0), ("b", 2.0), ("c", 1.0)]
-    texts = {"a": "I moved to Berlin!", "b": "i moved to berlin", "c": "My cat is called Miso"}
-    assert drop_near_duplicates(ranked, texts) == [("a", 3.0), ("c", 1.0)]
-
-
-def test_distinct_texts_and_textless_items_are_all_kept() -> None:
-    ranked = [("a", 3.0), ("b", 2.0), ("c", 1.0)]
-    texts = {"a": "I moved to Berlin", "b": "I moved out of Lyon"}
-    assert drop_near_duplicates(ranked, texts) == ranked
-
-
-def test_the_duplicate_threshold_is_adjustable() -> None:
-    ranked = [("a", 2.0), ("b", 1.0)]
-    texts = {"a": "gym on tuesday and thursday", "b": "gym on tuesday"}
-    assert drop_near_duplicates(ranked, texts, threshold=0.5) == [("a", 2.0)]
-    assert drop_near_duplicates(ranked, texts, threshold=0.9) == ranked
 
 
 # -- who said it, and when -------------------------------------------------------------
