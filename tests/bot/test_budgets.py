@@ -97,20 +97,24 @@ async def test_failed_turns_are_charged_what_the_model_reported_and_unlimited_bu
     assert report.guild.tokens == report.user_tokens
 
 
+REMARK = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
+
+
+def _turn_or_fold(request: dict[str, Any]) -> Reply:
+    """A turn's answer (100 tokens), or a running summary's fold (1,000)."""
+    if request["messages"][0]["content"] == FOLD_INSTRUCTIONS:
+        return Reply("They talked about the weather.", usage=FOLD)
+    return Reply("Final Answer: noted", usage=TURN)
+
+
 async def test_a_running_summary_fold_is_charged_to_the_person_whose_turn_started_it(
         budget_runtime: Callable[..., Runtime], fake: FakeOpenAI) -> None:
     # A fold asks the model too: its tokens count toward the person's and the server's day, as
     # /tldr's do, or a busy server's folds would spend past GUILD_DAILY_TOKENS unseen.
-    def respond(request: dict[str, Any]) -> Reply:
-        if request["messages"][0]["content"] == FOLD_INSTRUCTIONS:
-            return Reply("They talked about the weather.", usage=FOLD)
-        return Reply("Final Answer: noted", usage=TURN)
-
-    fake.responder = respond
-    remark = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
+    fake.responder = _turn_or_fold
     async with budget_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4", GUILD_DAILY_TOKENS="100000") as rt:
         for _ in range(12):
-            assert (await rt.pipeline.handle(ask(remark))).ok
+            assert (await rt.pipeline.handle(ask(REMARK))).ok
             await rt.pipeline.summaries.wait_idle()
         report = await rt.budget.report(ALICE, GUILD, with_guild=True)
     folds = sum(1 for r in fake.requests if r["messages"][0]["content"] == FOLD_INSTRUCTIONS)
@@ -121,13 +125,7 @@ async def test_a_running_summary_fold_is_charged_to_the_person_whose_turn_starte
 
 async def test_a_fold_stopped_by_a_shutdown_after_the_model_answered_is_still_counted(
         budget_runtime: Callable[..., Runtime], fake: FakeOpenAI) -> None:
-    def respond(request: dict[str, Any]) -> Reply:
-        if request["messages"][0]["content"] == FOLD_INSTRUCTIONS:
-            return Reply("They talked about the weather.", usage=FOLD)
-        return Reply("Final Answer: noted", usage=TURN)
-
-    fake.responder = respond
-    remark = "Here is a long remark about the weather and the match schedule, nothing more. " * 5
+    fake.responder = _turn_or_fold
     async with budget_runtime(MAX_CONTEXT_TOKENS="2500", SUMMARY_EVERY="4") as rt:
         store = rt.budget._store
         real_add, charging, go_on = store.add, asyncio.Event(), asyncio.Event()
@@ -142,7 +140,7 @@ async def test_a_fold_stopped_by_a_shutdown_after_the_model_answered_is_still_co
         turns = 0
         while not charging.is_set():
             assert turns < 12, "no fold was charged"
-            assert (await rt.pipeline.handle(ask(remark))).ok
+            assert (await rt.pipeline.handle(ask(REMARK))).ok
             turns += 1
             idle, fold_charging = (asyncio.ensure_future(rt.pipeline.summaries.wait_idle()),
                                    asyncio.ensure_future(charging.wait()))
