@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from agent.errors import LLMError
 from agent.loop import ChatModel
 from bot.knowledge.transcript import transcript_lines
-from bot.settings.budgets import TokenBudget, TurnCharge
+from bot.settings.budgets import TokenBudget
 from bot.turn.context_budget import MESSAGE_OVERHEAD_TOKENS
 from bot.turn.history import quoted
 from memory.errors import MemoryStoreError
@@ -167,7 +167,7 @@ class RunningSummaries:
                    + quoted("The new messages, oldest first:", "\n".join(lines))}]
         completion = await self._llm.complete(prompt)
         if self._budget is not None and charged_to is not None:  # spent, whether or not the summary is kept
-            charge = TurnCharge(self._budget, *charged_to).start(completion.usage.total_tokens)
+            charge = asyncio.ensure_future(self._budget.charge(*charged_to, completion.usage.total_tokens))
             self._charging.add(charge)
             charge.add_done_callback(self._charging.discard)
             await asyncio.shield(charge)

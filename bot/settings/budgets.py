@@ -4,10 +4,10 @@ USER_DAILY_TOKENS caps one person's tokens per UTC day over every place together
 GUILD_DAILY_TOKENS one server's over all its people (0 = no cap). What counts is what the model
 reported for each turn (prompt + completion, every step), for each /tldr (the person asking)
 and for each running summary fold (the person whose turn started it), stored per day in SQLite
-(memory.stores.usage). The check comes before a turn and the charge after it, so turns already running
-when a budget runs out finish (a budget can be overshot by the turns in flight and the folds
-they start, never refused mid-answer). Both reset at UTC midnight; the refusal names that time. The clock is injected
-(``now``), so tests move to the next day without waiting.
+(memory.stores.usage). The check comes before a turn and the charge after it, so turns already
+running when a budget runs out finish (a budget can be overshot by the turns in flight and the
+folds they start, never refused mid-answer). Both reset at UTC midnight; the refusal names that
+time. The clock is injected (``now``), so tests move to the next day without waiting.
 
 A failure of the usage table neither refuses nor fails a turn: it is logged, and the turn runs
 (its own storing would report a broken store). Rows of days past KEEP_DAYS are pruned on the

@@ -247,7 +247,8 @@ class TurnPipeline:
             admission.release()
         self.health.record(result.error_kind)
         if result.ok and not req.private and self.summaries is not None:  # a private turn buffers nothing
-            self.summaries.after_turn(req.channel_id, req.user_id, req.guild_id)  # folds what left the window, off this turn's path
+            # folds what left the window, off this turn's path, charged to this person
+            self.summaries.after_turn(req.channel_id, req.user_id, req.guild_id)
         log.info("turn channel=%s user=%s steps=%d tokens=%d duration_ms=%.0f queued_ms=%.0f "
                  "recall_ms=%.0f store_ms=%.0f outcome=%s%s", req.channel_id, req.user_id,
                  result.steps, result.total_tokens, result.elapsed_ms, result.queued_ms,
