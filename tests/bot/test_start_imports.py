@@ -3,10 +3,10 @@ setting is reported in a second), and a bot without MCP_CONFIG never loads the m
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
+
+from tests.child_env import with_repo_on_path
 
 HEAVY = ("mcp", "openai", "chromadb", "onnxruntime", "discord", "numpy")
 
@@ -14,8 +14,7 @@ HEAVY = ("mcp", "openai", "chromadb", "onnxruntime", "discord", "numpy")
 def imported(modules: str) -> list[str]:
     """Which of HEAVY a fresh interpreter has loaded after importing `modules`."""
     probe = f"import sys, {modules}\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})))\n"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], env=with_repo_on_path(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 

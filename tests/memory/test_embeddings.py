@@ -30,6 +30,7 @@ from memory.semantic.embeddings import (
 from memory.semantic import onnx_encoder
 from memory.errors import ConfigError
 from memory.semantic import open_user_memory
+from tests.child_env import with_repo_on_path
 from tests.fakes.chroma_server import free_port
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -199,10 +200,8 @@ def test_without_the_onnx_package_the_exporter_says_so_before_loading_torch(tmp_
                            ("torch", "RuntimeError('torch was loaded')")):
         (site / package).mkdir(parents=True)
         (site / package / "__init__.py").write_text(f"raise {error}\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(Path(__file__).resolve().parents[2])])}
-
     done = subprocess.run([sys.executable, "-m", onnx_encoder.EXPORTER, str(local_model_path()),
-                           str(tmp_path / "model.onnx")], env=env, capture_output=True, text=True, timeout=60)
+                           str(tmp_path / "model.onnx")], env=with_repo_on_path(site), capture_output=True, text=True, timeout=60)
 
     assert done.returncode == 1
     assert done.stderr.strip() == "ImportError: onnx is not installed (No module named onnx)"

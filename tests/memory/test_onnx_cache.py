@@ -18,6 +18,7 @@ import pytest
 
 from memory.semantic import onnx_encoder
 from memory.semantic.embeddings import LocalEmbedder, default_cache_dir, local_model_path
+from tests.child_env import with_repo_on_path
 
 pytestmark = pytest.mark.slow
 
@@ -57,8 +58,7 @@ START = ("import logging, sys; logging.basicConfig(level=logging.INFO)\n"
 def cold_starts(tmp_path_factory: pytest.TempPathFactory) -> ColdStarts:
     """The module's one real export: three processes load the model at once on an empty cache."""
     cache = tmp_path_factory.mktemp("exported")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-    starts = [subprocess.Popen([sys.executable, "-c", START, str(cache)], env=env, text=True,
+    starts = [subprocess.Popen([sys.executable, "-c", START, str(cache)], env=with_repo_on_path(), text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
     return ColdStarts(cache, [p.communicate(timeout=600) for p in starts])
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from memory.semantic import UserMemory, open_user_memory, scope_for
 from memory.semantic.chroma_backend import ChromaStore, StoredItem
 from memory.semantic.embeddings import LocalEmbedder
 from memory.semantic.versions import VERSION_SUFFIX, VersionRecords, current
+from tests.child_env import with_repo_on_path
 from tests.memory.fixtures_semantic import opened, snapshot_files
 
 pytestmark = pytest.mark.slow  # loads the embedding model and waits out op timeouts: handed out first (tests/conftest.py)
@@ -204,7 +204,7 @@ async def test_a_writer_that_died_between_its_items_and_its_clean_value_is_found
     vector = ",".join(str(v) for v in local_embedder.embed(["the write that died"])[0])
     done = subprocess.run([sys.executable, "-c", DYING_WRITER, str(path), local_embedder.name, ALICE, vector],
                           capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+                          env=with_repo_on_path())
     assert done.returncode == 3, done.stderr
 
     async with opened(path, local_embedder) as mem:
