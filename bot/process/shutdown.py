@@ -49,10 +49,6 @@ class StopSignal:
         self.reason = reason
         self._stop.set()
 
-    @property
-    def requested(self) -> bool:
-        return self._stop.is_set()
-
     async def wait(self) -> None:
         await self._stop.wait()
 

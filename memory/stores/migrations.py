@@ -300,11 +300,20 @@ m013_channel_forgets = Migration(
     ),
 )
 
+# The traces' lookup by slash-command interaction was never made by the bot (a /trace finds the
+# newest trace of the person in the channel, or the trace of the message it answers): its index
+# only slowed the writes.
+m014_drop_traces_interaction_index = Migration(
+    14,
+    "m014_drop_traces_interaction_index",
+    ("DROP INDEX traces_interaction",),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (m001_channel_buffer, m002_traces, m003_memory_writes, m004_guild_settings,
                                      m005_token_usage, m006_deferred_memory_writes,
                                      m007_person_and_age_indexes, m008_trace_recalled, m009_reminders,
                                      m010_server_documents, m011_channel_summaries, m012_summary_authors,
-                                     m013_channel_forgets)
+                                     m013_channel_forgets, m014_drop_traces_interaction_index)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 MIGRATIONS_TABLE = """

@@ -5,7 +5,7 @@ stored as one JSON text; a value JSON cannot hold is stored as its str()), the o
 step and token counts, the Discord message or interaction holding the answer, and the memories
 the answer recalled (``Recalled``: item id, rank and which search; the items' words stay in the
 memory store alone, so forgetting an item leaves no copy of it here). Indexed by
-message id, interaction id and (user, channel, time) for "the last answer I got here". Traces older than the retention
+message id and by (user, channel, time) for "the last answer I got here". Traces older than the retention
 period (TRACE_RETENTION_DAYS) are deleted by ``prune``.
 
 Part of memory/: imports nothing from agent/ or bot/.
@@ -145,9 +145,6 @@ def _record_of(row: sqlite3.Row) -> TraceRecord:
 
 
 BY_MESSAGE_SQL = "SELECT * FROM traces WHERE message_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
-BY_INTERACTION_SQL = (
-    "SELECT * FROM traces WHERE interaction_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
-)
 LAST_FOR_SQL = (
     "SELECT * FROM traces WHERE user_id = ? AND channel_id = ? ORDER BY created_at_us DESC, rowid DESC LIMIT 1"
 )
@@ -196,12 +193,6 @@ class TraceStore:
         """The trace whose answer is this Discord message (the newest, if several), or None."""
         require_id("message_id", message_id)
         row = await self._db.fetchone(BY_MESSAGE_SQL, (message_id,))
-        return None if row is None else _record_of(row)
-
-    async def by_interaction(self, interaction_id: str) -> TraceRecord | None:
-        """The trace of the run answering this slash-command interaction, or None."""
-        require_id("interaction_id", interaction_id)
-        row = await self._db.fetchone(BY_INTERACTION_SQL, (interaction_id,))
         return None if row is None else _record_of(row)
 
     async def prune(self, older_than: datetime) -> int:

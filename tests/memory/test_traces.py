@@ -12,10 +12,10 @@ import pytest
 from memory.stores.buffer import BufferedMessage, ChannelBuffer
 from memory.stores.database import Database
 from memory.stores.traces import (
-    BY_INTERACTION_SQL,
     BY_MESSAGE_SQL,
     LAST_FOR_SQL,
     MAX_RECALLED,
+    PRUNE_SQL,
     Recalled,
     TraceRecord,
     TraceStore,
@@ -60,7 +60,6 @@ async def test_malformed_recalled_memories_are_refused(traces: TraceStore, make_
 async def test_an_unknown_trace_id_gives_none(traces: TraceStore) -> None:
     assert await traces.get("nope") is None
     assert await traces.by_message("123") is None
-    assert await traces.by_interaction("123") is None
     assert await traces.last_for("42", "100") is None
 
 
@@ -93,12 +92,6 @@ async def test_attach_message_makes_the_trace_findable_by_that_message(traces: T
 async def test_attach_message_to_an_unknown_trace_raises_key_error(traces: TraceStore) -> None:
     with pytest.raises(KeyError, match="missing"):
         await traces.attach_message("missing", "1")
-
-
-async def test_by_interaction_finds_the_slash_command_run(traces: TraceStore, make_trace: Make) -> None:
-    await traces.save(make_trace(0, interaction_id="777"))
-    await traces.save(make_trace(1, interaction_id="778"))
-    assert (await traces.by_interaction("778")).trace_id == "trace-1"
 
 
 async def test_last_for_gives_the_newest_trace_of_that_user_in_that_channel(traces: TraceStore, make_trace: Make) -> None:
@@ -191,11 +184,17 @@ async def test_traces_survive_close_and_reopen(db_path, make_trace: Make) -> Non
     ("sql", "index"),
     [
         (BY_MESSAGE_SQL, "traces_message"),
-        (BY_INTERACTION_SQL, "traces_interaction"),
         (LAST_FOR_SQL, "traces_user_channel"),
+        (PRUNE_SQL, "traces_time"),
     ],
-    ids=["by_message", "by_interaction", "last_for"],
+    ids=["by_message", "last_for", "prune"],
 )
 async def test_lookups_use_their_index(db: Database, sql: str, index: str) -> None:
     plan = await db.fetchall("EXPLAIN QUERY PLAN " + sql, ("1",) * sql.count("?"))
     assert any(index in row["detail"] for row in plan), [row["detail"] for row in plan]
+
+
+async def test_every_index_of_the_traces_serves_one_of_its_lookups(db: Database) -> None:
+    rows = await db.fetchall("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'traces'"
+                             " AND sql IS NOT NULL")  # not the primary key's own
+    assert {row["name"] for row in rows} == {"traces_message", "traces_user_channel", "traces_time"}
