@@ -2,7 +2,9 @@
 
 Works on the JSON dicts the trace store keeps (the agent's events' `to_dict()`), so a trace
 written by an older version still renders: unknown event types are skipped, missing fields
-show as blanks. Long fields are cut with a visible note so every message fits Discord's limit. Pure text:
+show as blanks. Long fields are cut with a visible note so every message fits Discord's limit.
+The thread is the channel's to read: what `recall_memory` found (the asker's memories, which
+/trace shows to the asker alone) is left out; the step, its input and its time stay. Pure text:
 imports neither discord.py nor memory/.
 """
 
@@ -20,6 +22,10 @@ _THOUGHT_MAX = 400
 _INPUT_MAX = 500
 _OBSERVATION_MAX = 800
 _ANSWER_MAX = 900
+# Tools whose observation is the asker's memories (bot.turn.memory_tools; test_discord_memory_audit
+# calls the tool by this name).
+PERSONAL_OBSERVATIONS = frozenset({"recall_memory"})
+WITHHELD = "(the asker's memories: not shown here)"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -52,7 +58,10 @@ def _tool_step(n: int, event: Mapping[str, Any]) -> str:
         lines.append(_quote(_cut(thought, _THOUGHT_MAX)))
     args = json.dumps(event.get("args") or {}, ensure_ascii=False)
     lines.append("Input:\n" + _fenced(_cut(args, _INPUT_MAX)))
-    lines.append("Observation:\n" + _fenced(_cut(str(event.get("observation", "")), _OBSERVATION_MAX)))
+    if event.get("tool") in PERSONAL_OBSERVATIONS:
+        lines.append(f"Observation: {WITHHELD}")
+    else:
+        lines.append("Observation:\n" + _fenced(_cut(str(event.get("observation", "")), _OBSERVATION_MAX)))
     return "\n".join(lines)
 
 

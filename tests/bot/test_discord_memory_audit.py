@@ -71,6 +71,24 @@ async def test_a_moderator_sees_the_steps_but_not_the_askers_memories(world: Wor
     assert not any("teal" in m.content for m in world.dc.messages_in(reply.id))  # nor in the thread
 
 
+@pytest.mark.parametrize("who", ["alice", "mod"])
+async def test_the_thread_shows_a_recall_memory_step_but_not_the_memories_it_found(
+        world: World, run_bot, fake: FakeOpenAI, who: str) -> None:
+    running = await run_bot()
+    await _say(world, fake, running, "my favourite colour is teal", "Noted.")
+    fake.reply('Thought: I should look it up.\nAction: recall_memory\nAction Input: {"query": "favourite colour"}')
+    fake.reply("Final Answer: You told me once.")
+    asked = await world.dc.user_says(world.general, world.alice, "what is my favourite colour?", mention_bot=True)
+    reply = await answer(world, asked)
+    assert await running.pipeline.tracker.wait_idle(10)
+    assert "teal" in fake.requests[-1]["messages"][-1]["content"]  # the tool found it, and the model read it
+    await _told(world, await world.dc.invoke_command(world.general, getattr(world, who), "trace",
+                                                     {"message": _link(world, reply.id)}))
+    thread = [m.content for m in world.dc.messages_in(reply.id)]
+    assert any("`recall_memory`" in content for content in thread)  # the step is there
+    assert not any("teal" in content for content in thread)  # the thread is the channel's to read
+
+
 async def test_a_memory_forgotten_since_shows_as_forgotten_in_the_trace(world: World, run_bot, fake: FakeOpenAI) -> None:
     running = await run_bot()
     await _say(world, fake, running, "my favourite colour is teal", "Noted.")

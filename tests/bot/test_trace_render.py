@@ -26,6 +26,15 @@ def test_each_step_becomes_one_message_in_order() -> None:
     assert messages[2].startswith("**Step 3** · final answer") and "It is 4." in messages[2]
 
 
+def test_a_recall_memory_step_shows_its_input_and_time_but_not_the_memories_it_found() -> None:
+    event = dict(EVENTS[2], tool="recall_memory", args={"query": "favourite colour"},
+                 observation="- (2026-11-02) my favourite colour is teal")
+    (message,) = render_steps([event])
+    assert message.startswith("**Step 1** · `recall_memory` · ok · 0.00 s")
+    assert "favourite colour" in message and "teal" not in message
+    assert "Observation: (the asker's memories: not shown here)" in message
+
+
 def test_long_observations_are_cut_with_a_visible_note() -> None:
     event = dict(EVENTS[2], observation="x" * 10_000, args={"q": "y" * 5_000})
     (message,) = render_steps([event])
