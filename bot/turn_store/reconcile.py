@@ -9,7 +9,9 @@ reached leaves the rest for the next pass. The person whose turn was cut simply 
 
 A deferred write (the turn was stored while the memory store was down, its items kept in the
 log) is made by `write_deferred`: whatever of it landed before is deleted, the items are added,
-and the row settled; a store still down leaves it for the next pass. bot.turn_store.TurnStore
+and the row settled; a store still down leaves it for the next pass. A row a forget erased
+while its items were being added (bot.forgetting erases the rows before the memory) has
+those items deleted again, so that the forget holds. bot.turn_store.TurnStore
 calls both at start-up and then on its sweeps.
 
 Part of bot/: joins memory's write log, trace store and semantic memory.
@@ -80,7 +82,19 @@ async def write_deferred(writes: MemoryWriteLog, memory: UserMemory, *,
         except MemoryStoreError as exc:
             log.info("deferred memory writes wait: the memory store failed (%s)", exc)
             return written
-        await writes.settle(write.trace_id)
+        if not await writes.settle(write.trace_id):
+            # A forget erased the row while the items were being added: its own erase of the
+            # memory may have run before they landed, so they go now.
+            try:
+                for item_id in ids:
+                    await memory.delete(write.user_id, item_id)
+            except MemoryStoreError as exc:
+                log.warning("the deferred write %s was forgotten while it was made, and the memory "
+                            "store failed deleting its items (%s)", write.trace_id, exc)
+                return written
+            log.info("deferred write %s of user %s was forgotten while it was made: its items "
+                     "were deleted", write.trace_id, write.user_id)
+            continue
         written += len(ids)
         log.info("wrote the %d deferred memory item(s) of turn %s of user %s", len(ids),
                  write.trace_id, write.user_id)

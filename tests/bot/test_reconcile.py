@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.forgetting import forget_person
 from bot.turn.pipeline import TurnPipeline
+from bot.turn.privacy import Reach
 from bot.turn_store.reconcile import reconcile_memory, write_deferred
 from bot.process.runtime import Runtime
 from memory.semantic import open_user_memory, scope_for
+from memory.stores.erasure import PersonErasure
+from memory.stores.write_log import DeferredItem
 from tests.bot.conftest import ALICE, GUILD, ask
 from tests.fakes.flaky_model import FlakyModel
 
@@ -96,6 +100,29 @@ async def test_an_add_that_timed_out_but_landed_later_is_written_once(
         assert await runtime.writes.unsettled() == []
     finally:
         await memory.close()
+
+
+async def test_a_forget_while_a_deferred_write_is_being_made_leaves_nothing_of_it(
+        runtime: Runtime, fake: FlakyModel) -> None:
+    await runtime.writes.announce("t-deferred", ALICE, datetime.now(UTC))
+    fact = DeferredItem("Their bike is blue", {"trace_id": "t-deferred", "kind": "fact"}, scope_for(GUILD))
+    assert await runtime.writes.defer("t-deferred", [fact])
+    embedding, forgotten = asyncio.Event(), asyncio.Event()
+
+    async def held_until_forgotten(texts: list[str]) -> None:
+        if any("bike is blue" in t for t in texts):
+            embedding.set()
+            await forgotten.wait()
+
+    fake.before_embed = held_until_forgotten
+    making = asyncio.create_task(write_deferred(runtime.writes, runtime.user_memory))
+    await asyncio.wait_for(embedding.wait(), 10)  # the write's add is under way
+    said = await forget_person(runtime.user_memory, PersonErasure(runtime.db), ALICE, Reach(None))
+    assert said.deferred_writes == 1
+    forgotten.set()
+    await asyncio.wait_for(making, 10)
+    assert await runtime.user_memory.list(ALICE) == []  # the add that landed after the forget is undone
+    assert await runtime.writes.unsettled() == []
 
 
 async def test_a_memory_store_that_is_down_keeps_the_announcement_for_the_next_pass(
