@@ -4,7 +4,8 @@ Within the reach bot.turn.privacy gives (a server: its rows and the memory the p
 answers there recall; a DM, or MEMORY_SCOPE=global: everywhere), in this order:
 1. the SQLite file (memory.stores.erasure): their channel-buffer rows and the bot's answers to them,
    their traces (questions with attachments' text and images' descriptions, steps, answers),
-   memory writes of theirs deferred while the memory was down, their pending reminders, and the
+   memory writes of theirs deferred while the memory was down, their pending reminders (and,
+   everywhere, the time zone they set for them), and the
    running summaries of channels they spoke in or that folded in their words (the reply says they
    "may have held" them: a summary mixes everyone's words, so it goes whole);
 2. the semantic memory's items (bot.turn.memory_reach).
@@ -39,11 +40,12 @@ class Forgotten:
     deferred_writes: int = 0  # memory writes still to be made
     reminders: int = 0        # pending reminders and scheduled questions
     summaries: int = 0        # running summaries of channels they spoke in (which may hold their words)
+    time_zones: int = 0       # the time zone they set for reminders (a forget everywhere only)
 
     @property
     def total(self) -> int:
         return (self.items + self.messages + self.answers + self.traces + self.deferred_writes + self.reminders
-                + self.summaries)
+                + self.summaries + self.time_zones)
 
     def summary(self) -> str:
         """One sentence for the person."""
@@ -57,6 +59,8 @@ class Forgotten:
             parts.append(f"{self.reminders} pending reminder(s)")
         if self.summaries:
             parts.append(f"{self.summaries} channel summary(ies) that may have held your words")
+        if self.time_zones:
+            parts.append("your time zone")
         return "Done: I forgot " + ", ".join(parts) + "."
 
 
@@ -67,4 +71,5 @@ async def forget_person(memory: UserMemory, rows: PersonErasure | None, user_id:
     erased = await rows.erase(user_id, None if reach.everywhere else reach.guild_id) if rows else ErasedRows()
     items = await forget_reach(memory, user_id, reach)
     return Forgotten(items=items, messages=erased.messages, answers=erased.replies, traces=erased.traces,
-                     deferred_writes=erased.deferred_writes, reminders=erased.reminders, summaries=erased.summaries)
+                     deferred_writes=erased.deferred_writes, reminders=erased.reminders, summaries=erased.summaries,
+                     time_zones=erased.time_zones)

@@ -191,6 +191,13 @@ async def test_private_and_public_turns_racing_in_one_channel_keep_the_private_o
     assert len(bobs) == 3 and not any("91k" in request_text(r) for r in bobs)
 
 
+async def test_a_forget_in_a_dm_that_erases_only_a_time_zone_says_so(runtime: Runtime) -> None:
+    await runtime.reminders.store.set_zone(ALICE, "Europe/Paris", now=datetime.now(UTC))
+    forgotten = await runtime.services.memory.memory_forget(ALICE, None)
+    assert forgotten.time_zones == 1
+    assert forgotten.summary().endswith(", your time zone.")
+
+
 async def test_forget_in_a_server_erases_its_private_answers_too_and_keeps_the_dms(
         runtime: Runtime, fake: FakeOpenAI) -> None:
     ok(fake)
