@@ -78,16 +78,23 @@ def policy_for(settings: Settings) -> AccessPolicy:
     )
 
 
+OWN_DATA_COMMAND = "memory"  # bot.discord_app.cogs.memory's group
+
+
 class ReactCommandTree(app_commands.CommandTree):
     """The single gate and error funnel of every slash command.
 
     Gate: a person or place outside the operator's lists (the client's `policy`) is refused
-    politely before any command runs. Funnel: an error is logged and the person answered, whether
+    politely before any command runs, except `/memory` (show, export, forget): what the bot keeps
+    of a person is theirs to see and erase even once they are blocked or lose an allowed role. Funnel: an error is logged and the person answered, whether
     or not the command had already responded (see `tell`), so none leaves an interaction unanswered.
     """
 
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
         policy: AccessPolicy = self.client.policy  # type: ignore[attr-defined]
+        command = interaction.command
+        if command is not None and command.qualified_name.split()[0] == OWN_DATA_COMMAND:
+            return True
         where = await access_facts(self.client, policy, interaction.user, interaction.channel, interaction.guild)
         if policy.allows(where):
             return True

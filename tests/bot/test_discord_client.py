@@ -13,6 +13,7 @@ from bot.discord_app import create_bot
 from bot.discord_app.interactions import NOT_ALLOWED
 from bot.errors import sentence_for
 from bot.process.runtime import Runtime
+from memory.semantic import scope_for
 from tests.bot.conftest import last_user_text
 from tests.bot.discord_fixtures import World, answer, final_answers, sent_by_bot, shows
 from tests.fakes.discord_server import FakeInteraction, FakeMessage
@@ -94,11 +95,28 @@ async def test_a_blocked_user_gets_silence_on_mentions_and_a_refusal_on_commands
     await run_bot(BLOCKED_USER_IDS=world.bob)
     ignored = await world.dc.user_says(world.general, world.bob, "blocked question", mention_bot=True)
     await _silenced(world, fake, ignored, world.general, world.alice)
-    for name, sub, options in (("ask", None, {"question": "blocked"}), ("memory", "show", None),
-                               ("trace", None, None), ("reset", None, None)):
+    for name, sub, options in (("ask", None, {"question": "blocked"}), ("trace", None, None), ("reset", None, None)):
         await _refused(world, await world.dc.invoke_command(world.general, world.bob, name, options,
                                                             subcommand=sub))
     assert [last_user_text(r) for r in fake.requests] == ["allowed question"]
+
+
+async def test_a_blocked_user_can_still_see_and_erase_what_the_bot_keeps_of_them(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot(BLOCKED_USER_IDS=world.bob)
+    await running.runtime.user_memory.add(world.bob, "Bob: my bike is blue", {"kind": "exchange"},
+                                          scope=scope_for(world.guild))  # said before the block
+    shown = await world.dc.invoke_command(world.general, world.bob, "memory", subcommand="show")
+    await world.dc.wait_for(lambda: final_answers(shown))
+    assert "my bike is blue" in final_answers(shown)[-1]
+    asked = await world.dc.invoke_command(world.general, world.bob, "memory", subcommand="forget")
+    await world.dc.wait_for_response(asked, "callback")
+    prompt = world.dc.messages[asked.original_message_id]
+    confirm, _cancel = prompt.custom_ids()
+    await world.dc.wait_for_response(await world.dc.click_button(prompt.id, confirm, world.bob), "original_edit")
+    assert prompt.content.startswith("Done: I forgot 1 memory item(s)")
+    assert await running.runtime.user_memory.list(world.bob) == []
+    assert fake.requests == []  # and nothing was asked of the model
 
 
 async def test_channels_outside_the_allowed_list_get_silence_and_refusals(
