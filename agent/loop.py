@@ -189,7 +189,6 @@ class Agent:
             if reading.problem:
                 log.debug("step %d: nudge (%s)", step, reading.problem)
                 yield Nudge(step, reading.problem, reading.message)
-                protocol.record_result(messages, "", reading.message)
             for use in reading.calls:
                 call = use.call
                 if call.problem is not None:
@@ -207,6 +206,8 @@ class Agent:
                     last_observation = result.observation
                     text = protocol.observation(reading, result.observation)
                 protocol.record_result(messages, use.id, text)
+            if reading.problem:  # after the calls' results, which must follow the calls
+                protocol.record_result(messages, "", reading.message)
             if not nudged:
                 nudges = 0
                 continue

@@ -46,6 +46,9 @@ __all__ = [
 
 STOP_SEQUENCES = ["Observation:"]
 MAX_ECHO_CHARS = 4000
+# Native: tool calls of one reply read and run; the rest are dropped with one nudge (checking a
+# thousand calls' arguments held the loop for seconds, and each would have been a trace step).
+MAX_CALLS_PER_REPLY = 16
 # No two neighbouring repeats take the same characters (here and below): a reply of whitespace
 # costs one pass, not one per split of it (a 16,000-space reply took 1.5 s with "\s*[*_#\s]*").
 _FINAL_LABEL_RE = re.compile(r"^[*_#\s]*final[ _-]?answer[*_\s]*:[*_\s]*", re.IGNORECASE)
@@ -84,7 +87,7 @@ class Reading:
     thought: str
     answer: str | None = None
     calls: tuple[ToolUse, ...] = ()
-    problem: str = ""  # a reply-level problem ("format"); `message` tells the model
+    problem: str = ""  # a reply-level problem ("format", "too_many_calls"); `message` tells the model
     message: str = ""
     extra_actions: int = 0  # text protocol: Action blocks after the first, not run
 
@@ -312,12 +315,18 @@ class NativeProtocol(ReplyProtocol):
             if answer:
                 return Reading((completion.reasoning or "").strip(), answer=answer)
             return Reading("", problem="format", message=self.EMPTY_REPLY)
+        kept = completion.tool_calls[:MAX_CALLS_PER_REPLY]
+        dropped = len(completion.tool_calls) - len(kept)
         return Reading(
             (completion.content or completion.reasoning or "").strip(),
             calls=tuple(
                 ToolUse(c.id, registry.check(c.name, _tool_arguments(c.arguments), raw=c.arguments))
-                for c in completion.tool_calls
+                for c in kept
             ),
+            problem="too_many_calls" if dropped else "",
+            message=(f"Your last reply asked for {len(completion.tool_calls)} tool calls; only the first "
+                     f"{MAX_CALLS_PER_REPLY} were run (at most {MAX_CALLS_PER_REPLY} in one reply). Ask "
+                     "for the others in your next reply if you still need them.") if dropped else "",
         )
 
     def record_reply(
@@ -336,7 +345,7 @@ class NativeProtocol(ReplyProtocol):
                         "type": "function",
                         "function": {"name": c.name, "arguments": c.arguments},
                     }
-                    for c in completion.tool_calls
+                    for c in completion.tool_calls[:MAX_CALLS_PER_REPLY]  # as `read` kept them
                 ],
             }
         )

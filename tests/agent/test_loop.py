@@ -21,7 +21,7 @@ from agent.events import (
 from agent.llm import Completion, Delta
 from agent.loop import STOP_SEQUENCES, Agent
 from agent.parser import ParsedReply
-from agent.protocols import TextProtocol
+from agent.protocols import MAX_CALLS_PER_REPLY, TextProtocol
 from agent.tools.registry import ToolContext, ToolRegistry
 from tests.agent.conftest import CTX, ScriptedLLM, tool_call_reply
 
@@ -414,6 +414,23 @@ async def test_native_runs_every_tool_call_in_order_and_answers():
         {"role": "tool", "tool_call_id": "call_0", "content": "5"},
         {"role": "tool", "tool_call_id": "call_1", "content": "HI"},
     ]
+
+
+async def test_native_runs_at_most_max_calls_per_reply_and_tells_the_model_of_the_rest_once():
+    calls = [("add", f'{{"a": {i}, "b": 1}}') for i in range(1_000)]
+    llm = ScriptedLLM([tool_call_reply(*calls), Completion(content="done", usage=Usage(10, 5))])
+
+    events = await run(Agent(llm, make_registry(), protocol="native"))
+
+    assert [e.observation for e in of(events, ToolFinished)] == [str(i + 1) for i in range(MAX_CALLS_PER_REPLY)]
+    assert [n.problem for n in of(events, Nudge)] == ["too_many_calls"]
+    assert events[-1].outcome == "answered"
+    sent = llm.calls[1]["messages"]
+    asked = next(i for i, m in enumerate(sent) if m.get("tool_calls"))
+    assert len(sent[asked]["tool_calls"]) == MAX_CALLS_PER_REPLY  # the history holds the calls that ran
+    after = sent[asked + 1:]
+    assert [m["role"] for m in after] == ["tool"] * MAX_CALLS_PER_REPLY + ["user"]  # results first
+    assert after[-1]["content"].startswith("Your last reply asked for 1000 tool calls; only the first 16 were run")
 
 
 async def test_native_unknown_tool_and_broken_arguments_are_nudged_in_tool_messages():
