@@ -7,7 +7,9 @@ day at 8" stays at 8 across a daylight-saving change; each occurrence then becom
 (``zoneinfo``: a wall time skipped by a spring-forward change fires an hour later, a repeated one
 at its first instant). Rules run in a worker thread with a time limit: dateutil walks a rule
 period by period, and a rule that can never match (30 February, hourly) walks to the year 9999
-(about 17 s of CPU); such a rule is refused when it gives nothing within the limit.
+(about 17 s of CPU); such a rule is refused when it gives nothing within the limit, and the
+thread stops at its next line (a trace function sees the limit passed), so that a few such
+rules cannot keep the default executor's threads, which every turn's storing uses, busy.
 
 Part of bot/: uses dateutil and zoneinfo only.
 """
@@ -17,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+import sys
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from types import FrameType
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
@@ -84,10 +89,33 @@ def _rule(text: str, start_local: datetime) -> rrule.rrule:
     return parsed
 
 
-async def _in_thread(fn: Callable[[], T]) -> T:
+class _GivenUp(BaseException):
+    """Raised in a rule's thread once its caller stopped waiting (a BaseException, so that no
+    ``except Exception`` of the library swallows it)."""
+
+
+def _until(given_up: threading.Event, fn: Callable[[], T]) -> T:
+    """``fn()``, ended at its next line once ``given_up`` is set. The thread's own trace function
+    (a debugger, coverage) is put back afterwards."""
+    def trace(frame: FrameType, event: str, arg: object) -> Callable[..., object]:
+        if given_up.is_set():
+            raise _GivenUp
+        return trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace)
     try:
-        return await asyncio.wait_for(asyncio.to_thread(fn), RULE_TIMEOUT_S)
+        return fn()
+    finally:
+        sys.settrace(previous)
+
+
+async def _in_thread(fn: Callable[[], T]) -> T:
+    given_up = threading.Event()
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(_until, given_up, fn), RULE_TIMEOUT_S)
     except TimeoutError:
+        given_up.set()
         raise ScheduleError("repeat finds no time soon enough (does the rule ever match?); "
                             "give a simpler rule") from None
 

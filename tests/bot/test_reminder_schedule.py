@@ -4,6 +4,8 @@ that says what to write instead, and delays read as people write them."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -83,6 +85,26 @@ async def test_the_shortest_repeat_is_a_setting() -> None:
 async def test_a_dead_or_malformed_rule_is_refused_with_a_reason(rule: str, problem: str) -> None:
     with pytest.raises(ScheduleError, match=problem):
         await plan_rule(rule, datetime(2026, 3, 28, 8, 0), PARIS, NOW, HOUR)
+
+
+def _walking_a_rule() -> bool:
+    """Whether some thread is running dateutil's rrule now."""
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            if frame.f_code.co_filename.endswith(("dateutil/rrule.py", "dateutil\\rrule.py")):
+                return True
+            frame = frame.f_back
+    return False
+
+
+async def test_a_rule_that_never_matches_is_refused_and_its_thread_stops_walking() -> None:
+    with pytest.raises(ScheduleError, match="does the rule ever match"):
+        await plan_rule("FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30", datetime(2026, 3, 28, 8, 0), PARIS, NOW, HOUR)
+    for _ in range(20):  # it stops at its next line; unstopped, it walks on for seconds (to 9999)
+        if not _walking_a_rule():
+            break
+        await asyncio.sleep(0.05)
+    assert not _walking_a_rule()
 
 
 def test_delays_and_times_read_as_people_write_them() -> None:
