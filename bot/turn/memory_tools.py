@@ -32,9 +32,11 @@ from memory.semantic import MemoryHit, UserMemory
 from memory.semantic.ranking import tokenize
 from memory.stores.traces import Recalled
 
-__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "MemoryTools", "format_memory_line", "memory_lines"]
+__all__ = ["MAX_FACT_CHARS", "MAX_FACTS_PER_TURN", "RECALL_QUERY_CHARS", "MemoryTools", "format_memory_line",
+           "memory_lines"]
 
 MAX_FACT_CHARS = 1000
+RECALL_QUERY_CHARS = 2000  # a huge query searches memory by its start (the turn's recall, the tool)
 MAX_FACTS_PER_TURN = 5
 RECALL_LINE_CHARS = 600
 CONTEXT_SHOWN_CHARS = 160
@@ -141,7 +143,7 @@ def _recall_in(memory: UserMemory, reach: Reach | None, policy: MemoryPolicy, k:
         Args:
             query: what to look for, in a few words (e.g. "favourite tea", "trip last week")
         """
-        query = query.strip()
+        query = query.strip()[:RECALL_QUERY_CHARS]
         if not query:
             raise ToolError("query is empty; say in a few words what to look for")
         where = reach if reach is not None else policy.recall(ctx.guild_id, False, None)

@@ -65,7 +65,7 @@ from bot.settings.place import DEFAULTS, PlaceSettings, cooldown_in
 from bot.knowledge.docs_tool import DocsTools
 from bot.knowledge.summary import RunningSummaries, summary_message
 from bot.turn.agent import TurnAgents
-from bot.turn.memory_tools import MemoryTools
+from bot.turn.memory_tools import RECALL_QUERY_CHARS, MemoryTools
 from bot.reminders.tool import ReminderTools
 from bot.turn.requests import TurnRequest, TurnResult
 from bot.turn.scheduling import Admission, Cooldowns, TurnScheduler, UserTurns
@@ -85,7 +85,6 @@ __all__ = ["EventCallback", "PlaceLookup", "TurnPipeline"]
 log = logging.getLogger(__name__)
 
 RECALL_K = 5
-RECALL_QUERY_CHARS = 2000      # a huge question searches memory by its start
 MEMORY_LINE_CHARS = 900        # agent.prompt cuts memory lines at 1000 characters
 RUN_RESERVE_FRACTION = 0.25     # left for the run's own steps and the answer
 

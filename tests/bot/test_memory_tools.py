@@ -16,6 +16,7 @@ from bot.turn.privacy import MemoryPolicy
 from bot.turn.memory_tools import (
     MAX_FACT_CHARS,
     MAX_FACTS_PER_TURN,
+    RECALL_QUERY_CHARS,
     MemoryTools,
     format_memory_line,
     memory_lines,
@@ -52,6 +53,14 @@ async def test_recall_with_global_scope_sees_every_place_of_the_asker(memory: Us
     result = await registry.call("recall_memory", {"query": "cat"}, ALICE_HERE)
     assert "Miso" in result.observation and "other guild" in result.observation
     assert "Rex" not in result.observation
+
+
+async def test_a_huge_query_searches_by_its_start(memory: UserMemory, fake: FakeOpenAI) -> None:
+    registry = MemoryTools(memory).for_turn([])
+    result = await registry.call("recall_memory", {"query": "cat " + "x" * 1_000_000}, ALICE_HERE)
+    assert result.ok and "Miso" in result.observation
+    embedded = fake.embedding_requests[-1]["input"]
+    assert [len(text) for text in embedded] == [RECALL_QUERY_CHARS]
 
 
 async def test_the_model_cannot_name_another_user(memory: UserMemory) -> None:
