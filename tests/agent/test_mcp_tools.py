@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from agent.tools.mcp import CONTEXT_META_KEY, McpTools, parse_mcp_config
+from agent.tools.mcp.manager import MAX_SCHEMA_CHARS
 from agent.tools.registry import DEFAULT_MAX_OBSERVATION_CHARS, ToolContext
 from tests.fakes.mcp_http import McpHttpServer, stdio_entry
 from tests.fakes.mcp_server import IMAGE_BYTES
@@ -70,6 +71,20 @@ async def test_tools_are_listed_under_the_server_name_with_the_servers_schema(sh
     assert add.parameters["properties"]["a"]["type"] == "integer"
     assert sorted(add.parameters["required"]) == ["a", "b"]
     assert add.timeout_s > 15  # past the call's own timeout (the registry's default, 15 s)
+
+
+async def test_a_tool_whose_schema_is_too_large_is_left_out_and_the_others_are_offered(shared: McpTools) -> None:
+    names = shared.registry().names()
+    assert "t__huge_schema" not in names and "t__echo" in names
+
+
+async def test_a_tool_left_out_is_warned_about_once_not_at_every_rebuild(caplog: pytest.LogCaptureFixture) -> None:
+    async with McpTools(config(t=stdio_entry())) as mcp:
+        for _ in range(3):  # a rebuild, as each list_changed asks for
+            assert "t__huge_schema" not in mcp.registry().names()
+    warned = [r.getMessage() for r in caplog.records if "huge_schema" in r.getMessage()]
+    assert warned == [f"MCP server t: tool 'huge_schema' has an input schema of over {MAX_SCHEMA_CHARS} "
+                      "characters; left out"]
 
 
 async def test_a_name_that_is_not_an_identifier_is_made_safe(shared: McpTools) -> None:

@@ -9,7 +9,8 @@ pid, read_env (what the process sees of a variable), family_environ (what /proc 
 its parent's and its siblings' environments), context (the call's _meta, as JSON),
 header (an HTTP request header),
 calls (how many tool calls were made before), grow (adds the tool "late" and sends
-notifications/tools/list_changed), and "odd.name-x" (a name that is not a safe identifier).
+notifications/tools/list_changed), "odd.name-x" (a name that is not a safe identifier), and
+huge_schema (an input schema of about 60,000 characters: a parameter of 3,000 named choices).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import os
 import struct
 import zlib
+from typing import Literal
 
 import anyio
 from mcp.server.fastmcp import Context, FastMCP, Image
@@ -86,6 +88,15 @@ def big(n: int) -> str:
     """A text of n characters."""
     _counted()
     return "x" * n
+
+
+HugeChoice = Literal[tuple(f"choice-number-{i:05d}" for i in range(3_000))]  # type: ignore[valid-type]  # built at run time
+
+
+@server.tool(name="huge_schema")
+def huge_schema(choice: HugeChoice) -> str:
+    """A tool whose input schema is too large to offer a model."""
+    return choice
 
 
 @server.tool()

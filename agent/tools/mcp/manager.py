@@ -8,7 +8,10 @@ Each tool of a server becomes a registry `Tool` named ``<server>__<tool>`` (char
 JSON Schema is the server's ``inputSchema``: the registry validates the model's arguments
 against it, less its regular expressions (`schemas`), before anything is sent. The double underscore says where the tool comes from and keeps it off
 every built-in name (built-ins are Python identifiers without one). A tool whose schema is not
-valid JSON Schema is left out, with a warning. The asking user, channel and guild go to the
+valid JSON Schema, or whose schema is over MAX_SCHEMA_CHARS of JSON, is left out, with a
+warning. A tool is adapted once per listing: a server announcing that its tools changed costs
+the checks of the tools whose schema or description did change (checking one 290 KB schema took
+1.3 s on the event loop). The asking user, channel and guild go to the
 server (in the call's ``_meta``, under ``CONTEXT_META_KEY``) only when its entry says
 ``send_context``. A down server's tools stay listed and answer that the server is unavailable.
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import re
 from collections.abc import Callable
@@ -47,6 +51,7 @@ log = logging.getLogger(__name__)
 
 CONTEXT_META_KEY = "react-discord-bot/context"
 MAX_DESCRIPTION_CHARS = 1000
+MAX_SCHEMA_CHARS = 50_000  # of a tool's input schema as JSON (it goes into prompts too)
 _CTX_PARAM = "__tool_context__"
 
 
@@ -96,6 +101,8 @@ class McpTools:
             for server in config.servers
         ]
         self._started = False
+        # (server, tool) -> what the tool was adapted from, and the result
+        self._adapted: dict[tuple[str, str], tuple[str, Tool | None]] = {}
 
     @property
     def connections(self) -> tuple[ServerConnection, ...]:
@@ -189,6 +196,19 @@ class McpTools:
         return result
 
     def _adapt(self, conn: ServerConnection, listed: types.Tool) -> Tool | None:
+        listing = listed.model_dump_json()
+        known = self._adapted.get((conn.name, listed.name))
+        if known is not None and known[0] == listing:
+            return known[1]
+        adapted = self._adapt_listed(conn, listed)
+        self._adapted[(conn.name, listed.name)] = (listing, adapted)
+        return adapted
+
+    def _adapt_listed(self, conn: ServerConnection, listed: types.Tool) -> Tool | None:
+        if len(json.dumps(listed.inputSchema)) > MAX_SCHEMA_CHARS:
+            log.warning("MCP server %s: tool %r has an input schema of over %d characters; left out",
+                        conn.name, listed.name, MAX_SCHEMA_CHARS)
+            return None
         schema = dict(listed.inputSchema)
         schema.setdefault("type", "object")
         try:
