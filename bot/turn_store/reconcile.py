@@ -10,8 +10,9 @@ reached leaves the rest for the next pass. The person whose turn was cut simply 
 A deferred write (the turn was stored while the memory store was down, its items kept in the
 log) is made by `write_deferred`: whatever of it landed before is deleted, the items are added,
 and the row settled; a store still down leaves it for the next pass. A row a forget erased
-while its items were being added (bot.forgetting erases the rows before the memory) has
-those items deleted again, so that the forget holds. bot.turn_store.TurnStore
+while its items were being added (bot.forgetting erases the rows before the memory) is
+announced again without its items, and they are deleted (here, or by `reconcile_memory` when
+the store fails), so that the forget holds. bot.turn_store.TurnStore
 calls both at start-up and then on its sweeps.
 
 Part of bot/: joins memory's write log, trace store and semantic memory.
@@ -81,17 +82,21 @@ async def write_deferred(writes: MemoryWriteLog, memory: UserMemory, *,
                                          for i in write.deferred])
         except MemoryStoreError as exc:
             log.info("deferred memory writes wait: the memory store failed (%s)", exc)
+            if not any(w.trace_id == write.trace_id for w in await writes.unsettled()):
+                await _undo_later(writes, write)  # forgotten meanwhile: what lands late goes too
             return written
         if not await writes.settle(write.trace_id):
             # A forget erased the row while the items were being added: its own erase of the
             # memory may have run before they landed, so they go now.
+            await _undo_later(writes, write)
             try:
                 for item_id in ids:
                     await memory.delete(write.user_id, item_id)
             except MemoryStoreError as exc:
-                log.warning("the deferred write %s was forgotten while it was made, and the memory "
-                            "store failed deleting its items (%s)", write.trace_id, exc)
+                log.warning("the deferred write %s was forgotten while it was made; the memory store "
+                            "failed deleting its items (%s): the next pass does", write.trace_id, exc)
                 return written
+            await writes.settle(write.trace_id)
             log.info("deferred write %s of user %s was forgotten while it was made: its items "
                      "were deleted", write.trace_id, write.user_id)
             continue
@@ -99,3 +104,9 @@ async def write_deferred(writes: MemoryWriteLog, memory: UserMemory, *,
         log.info("wrote the %d deferred memory item(s) of turn %s of user %s", len(ids),
                  write.trace_id, write.user_id)
     return written
+
+
+async def _undo_later(writes: MemoryWriteLog, write: MemoryWrite) -> None:
+    """Announce ``write`` again, without its items: its turn's trace went with the forget, so
+    `reconcile_memory` deletes whatever of it is in the memory, on this pass or a later one."""
+    await writes.announce(write.trace_id, write.user_id, write.created_at)
