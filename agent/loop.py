@@ -185,7 +185,7 @@ class Agent:
                 return
 
             protocol.record_reply(messages, completion, reading)
-            nudged = bool(reading.problem)
+            nudged = bool(reading.problem) and not reading.calls  # calls that ran are progress
             if reading.problem:
                 log.debug("step %d: nudge (%s)", step, reading.problem)
                 yield Nudge(step, reading.problem, reading.message)

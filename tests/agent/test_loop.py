@@ -433,6 +433,16 @@ async def test_native_runs_at_most_max_calls_per_reply_and_tells_the_model_of_th
     assert after[-1]["content"].startswith("Your last reply asked for 1000 tool calls; only the first 16 were run")
 
 
+async def test_replies_of_too_many_calls_are_progress_not_failed_replies():
+    calls = [("add", '{"a": 1, "b": 1}')] * (MAX_CALLS_PER_REPLY + 4)
+    llm = ScriptedLLM([tool_call_reply(*calls)] * 3 + [Completion(content="done", usage=Usage(10, 5))])
+
+    events = await run(Agent(llm, make_registry(), protocol="native", max_consecutive_nudges=2))
+
+    assert len(of(events, ToolFinished)) == 3 * MAX_CALLS_PER_REPLY
+    assert events[-1].outcome == "answered"
+
+
 async def test_native_unknown_tool_and_broken_arguments_are_nudged_in_tool_messages():
     llm = ScriptedLLM(
         [
