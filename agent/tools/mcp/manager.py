@@ -178,6 +178,9 @@ class McpTools:
             self._on_change()
 
     def _tools_by_server(self) -> dict[str, list[Tool]]:
+        listed_now = {(conn.name, listed.name) for conn in self._connections for listed in conn.tools}
+        for gone in self._adapted.keys() - listed_now:  # a tool no server lists any more
+            del self._adapted[gone]
         result: dict[str, list[Tool]] = {}
         for conn in self._connections:
             tools: list[Tool] = []
