@@ -164,6 +164,24 @@ async def test_memory_forget_by_number_asks_then_forgets_only_that_entry(world: 
     assert await _items(running, world) == ["Noted.", "my favourite colour is teal"]
 
 
+@pytest.mark.parametrize("private", [False, True])
+async def test_forgetting_one_entry_says_what_still_holds_its_words(
+        world: World, run_bot, fake: FakeOpenAI, private: bool) -> None:
+    running = await run_bot()
+    fake.reply("Final Answer: Noted.")
+    asked = await world.dc.invoke_command(world.general, world.alice, "ask",
+                                          {"question": "my favourite colour is teal", "private": private})
+    await world.dc.wait_for(lambda: "Noted." in (final_answers(asked) or [""])[-1])
+    assert await running.pipeline.tracker.wait_idle(10)
+    inter = await world.dc.invoke_command(world.general, world.alice, "memory", {"item": 1}, subcommand="forget")
+    await world.dc.wait_for_response(inter, "followup")
+    prompt = world.dc.messages[inter.original_message_id]
+    confirm, _cancel = prompt.custom_ids()
+    await world.dc.wait_for_response(await world.dc.click_button(prompt.id, confirm, world.alice), "original_edit")
+    held = "the answer's trace" if private else "the recent conversation where it was said and the answer's trace"
+    assert prompt.content.endswith(f"Your words stay in {held} until they age out; `/memory forget` erases everything.")
+
+
 async def test_memory_forget_by_number_lists_the_persons_items_once(
         world: World, run_bot, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     running = await run_bot()

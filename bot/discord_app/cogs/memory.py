@@ -61,8 +61,7 @@ class MemoryCog(commands.Cog):
         gone = await self.store.forget_items(user_id, entry)
         if not gone:
             return f"Memory {entry.number} was already gone."
-        return (f"Done: I forgot memory {entry.number} ({gone} item(s)). Your message stays in the channel's "
-                f"recent conversation until it ages out; `/memory forget` erases everything.")
+        return f"Done: I forgot memory {entry.number} ({gone} item(s)). {_copies_left(entry)}"
 
     @memory.command(name="export", description="Download what I remember about you here as JSON")
     async def export(self, interaction: discord.Interaction) -> None:
@@ -112,3 +111,10 @@ class MemoryCog(commands.Cog):
 
 def _export_json(user_id: str, items: list[dict[str, Any]]) -> bytes:
     return json.dumps({"user_id": user_id, "items": items}, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def _copies_left(entry: AuditEntry) -> str:
+    """What still holds the words of one forgotten entry (a private answer left none in a channel)."""
+    where = ("the answer's trace" if entry.private and entry.guild_id is not None
+             else "the recent conversation where it was said and the answer's trace")
+    return f"Your words stay in {where} until they age out; `/memory forget` erases everything."
