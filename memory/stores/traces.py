@@ -1,7 +1,8 @@
 """The trace store: the steps of each answered turn, findable by the answer's Discord message.
 
 One row per run: who asked where, the question, the agent's events (their ``to_dict()`` form,
-stored as one JSON text; a value JSON cannot hold is stored as its str()), the outcome, answer,
+stored as one JSON text, each text in them cut at MAX_EVENT_TEXT characters; a value JSON
+cannot hold is stored as its str()), the outcome, answer,
 step and token counts, the Discord message or interaction holding the answer, and the memories
 the answer recalled (``Recalled``: item id, rank and which search; the items' words stay in the
 memory store alone, so forgetting an item leaves no copy of it here). Indexed by
@@ -25,6 +26,7 @@ from memory.stores.database import Database, epoch_us, from_epoch_us, require_id
 __all__ = ["MAX_RECALLED", "Recalled", "TraceRecord", "TraceStore"]
 
 MAX_RECALLED = 200  # memories kept per trace (a turn recalls a few per search, a search per step)
+MAX_EVENT_TEXT = 200_000  # characters kept of any one text in the events (a hostile reply may be megabytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,19 @@ def _recalled_of(text: str | None) -> tuple[Recalled, ...]:
     return tuple(Recalled(str(item_id), int(rank), str(search)) for item_id, rank, search in json.loads(text))
 
 
+def _cut_texts(value: object) -> object:
+    """``value`` with every string over MAX_EVENT_TEXT cut, saying how much was left out."""
+    if isinstance(value, str):
+        if len(value) <= MAX_EVENT_TEXT:
+            return value
+        return value[:MAX_EVENT_TEXT] + f" [... {len(value) - MAX_EVENT_TEXT} more characters not kept]"
+    if isinstance(value, dict):
+        return {key: _cut_texts(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cut_texts(item) for item in value]
+    return value
+
+
 def _require_count(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -109,7 +124,7 @@ def _row_of(rec: TraceRecord) -> tuple[object, ...]:
         rec.guild_id,
         rec.user_id,
         storable_text(rec.question),
-        json.dumps(rec.events, default=str),
+        json.dumps(_cut_texts(rec.events), default=str),
         rec.outcome,
         storable_text(rec.answer),
         rec.steps,

@@ -14,6 +14,7 @@ from memory.stores.database import Database
 from memory.stores.traces import (
     BY_MESSAGE_SQL,
     LAST_FOR_SQL,
+    MAX_EVENT_TEXT,
     MAX_RECALLED,
     PRUNE_SQL,
     Recalled,
@@ -73,6 +74,17 @@ async def test_events_are_stored_as_json_and_come_back_as_dicts(traces: TraceSto
     raw = (await db.fetchone("SELECT events_json FROM traces WHERE trace_id = 'trace-0'"))[0]
     assert '"calculator"' in raw
     assert (await traces.get("trace-0")).events == events
+
+
+async def test_a_megabyte_text_in_the_events_is_kept_to_its_start_with_a_note(
+        traces: TraceStore, make_trace: Make) -> None:
+    reply = "y" * 1_000_000
+    await traces.save(make_trace(0, events=[{"type": "model_called", "content": reply,
+                                             "args": {"q": ["z" * 1_000_000]}}]))
+    (event,) = (await traces.get("trace-0")).events
+    note = f" [... {1_000_000 - MAX_EVENT_TEXT} more characters not kept]"
+    assert event["content"] == "y" * MAX_EVENT_TEXT + note
+    assert event["args"]["q"] == ["z" * MAX_EVENT_TEXT + note]
 
 
 async def test_a_value_json_cannot_hold_is_stored_as_text(traces: TraceStore, make_trace: Make) -> None:
