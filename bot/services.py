@@ -149,6 +149,11 @@ class ChannelService:
                 await self._summaries.clear(channel_id)
             return await self._buffer.clear(channel_id)
 
+    async def message_deleted(self, channel_id: str, message_id: str) -> int:
+        """A message deleted on Discord leaves the channel's conversation, with the answer kept
+        with it (a running summary that folded it in keeps what it made of it); rows removed."""
+        return await self._buffer.drop_message(channel_id, message_id)
+
     async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,
                              channel_id: str, text: str, message_id: str | None = None) -> bool:
         """Keep another person's message (not addressed to the bot) as channel context, role

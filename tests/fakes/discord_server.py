@@ -582,6 +582,14 @@ class FakeDiscord(LoopbackServer):
 
     # ----------------------------------------------------------------- driving the bot
 
+    async def user_deletes(self, msg: FakeMessage) -> None:
+        """A person deletes their message; dispatches MESSAGE_DELETE."""
+        msg.deleted = True
+        self._notify()
+        self._emit("MESSAGE_DELETE", {"id": msg.id, "channel_id": msg.channel_id, "guild_id": msg.guild_id},
+                   msg.guild_id)
+        await asyncio.sleep(0)
+
     async def user_says(self, channel_id: str, user_id: str, content: str, *,
                         mention_bot: bool = False, reply_to: str | None = None,
                         attachments: list[tuple[str, bytes]] | None = None,

@@ -132,6 +132,16 @@ class MentionsCog(commands.Cog):
                 and not message.attachments and not mentions_bot(message, self.bot.user))  # type: ignore[arg-type]
 
     @commands.Cog.listener()
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        """A message deleted on Discord (cached or not) leaves the channel's kept conversation."""
+        await self.channels.message_deleted(str(payload.channel_id), str(payload.message_id))
+
+    @commands.Cog.listener()
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        for message_id in payload.message_ids:
+            await self.channels.message_deleted(str(payload.channel_id), str(message_id))
+
+    @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
         if message.author.bot or self.bot.user is None:
             return
