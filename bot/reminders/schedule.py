@@ -123,11 +123,17 @@ class _RuleThread(Generic[T]):
                 with self._lock:
                     self._walking = None
                     _pending_events_checked()  # a stop sent before the lock was taken lands here
-            self._loop.call_soon_threadsafe(_settle, self.result, value, None)
+            self._hand_over(value, None)
         except _GivenUp:
             return
         except BaseException as exc:  # handed to the waiting coroutine
-            self._loop.call_soon_threadsafe(_settle, self.result, None, exc)
+            self._hand_over(None, exc)
+
+    def _hand_over(self, value: T | None, exc: BaseException | None) -> None:
+        try:
+            self._loop.call_soon_threadsafe(_settle, self.result, value, exc)
+        except RuntimeError:  # the loop has closed: nobody waits any more
+            pass
 
     def stop(self) -> None:
         with self._lock:
@@ -155,9 +161,10 @@ async def _in_thread(fn: Callable[[], T]) -> T:
     try:
         return await asyncio.wait_for(rule.result, RULE_TIMEOUT_S)
     except TimeoutError:
-        rule.stop()
         raise ScheduleError("repeat finds no time soon enough (does the rule ever match?); "
                             "give a simpler rule") from None
+    finally:
+        rule.stop()  # timed out, or its waiter cancelled (a turn's timeout, shutdown); nothing once it ended
 
 
 async def plan_rule(text: str, start_local: datetime, zone: ZoneInfo, now: datetime,

@@ -107,6 +107,23 @@ async def test_a_rule_that_never_matches_is_refused_and_its_thread_stops_walking
     assert not _walking_a_rule()
 
 
+async def test_a_rule_whose_asker_stops_waiting_stops_walking() -> None:
+    asking = asyncio.create_task(
+        plan_rule("FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30", datetime(2026, 3, 28, 8, 0), PARIS, NOW, HOUR))
+    for _ in range(100):
+        if _walking_a_rule():
+            break
+        await asyncio.sleep(0.01)
+    asking.cancel()  # a turn's timeout, or shutdown
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    for _ in range(20):
+        if not _walking_a_rule():
+            break
+        await asyncio.sleep(0.05)
+    assert not _walking_a_rule()
+
+
 def test_delays_and_times_read_as_people_write_them() -> None:
     assert late_by(timedelta(hours=2, seconds=40)) == "late by 2 h"
     assert late_by(timedelta(days=1, hours=3, minutes=5)) == "late by 1 d 3 h"
