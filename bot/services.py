@@ -151,8 +151,15 @@ class ChannelService:
 
     async def message_deleted(self, channel_id: str, message_id: str) -> int:
         """A message deleted on Discord leaves the channel's conversation, with the answer kept
-        with it (a running summary that folded it in keeps what it made of it); rows removed."""
-        return await self._buffer.drop_message(channel_id, message_id)
+        with it (a running summary that folded it in keeps what it made of it); rows removed.
+        After the turn running there, which may be storing it; a question that opened a thread
+        of its own (auto-thread) is kept in that thread, whose id is the message's."""
+        async with self._scheduler.channel(channel_id):
+            dropped = await self._buffer.drop_message(channel_id, message_id)
+        if dropped:
+            return dropped
+        async with self._scheduler.channel(message_id):
+            return await self._buffer.drop_message(message_id, message_id)
 
     async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,
                              channel_id: str, text: str, message_id: str | None = None) -> bool:

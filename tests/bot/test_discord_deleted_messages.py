@@ -38,6 +38,30 @@ async def test_a_deleted_question_and_its_answer_leave_the_next_persons_request(
     assert "4471" not in request_text(fake.requests[-1])
 
 
+async def test_a_question_deleted_while_its_turn_runs_leaves_once_the_turn_is_stored(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    fake.delay(1.0).reply("Final Answer: Noted.")
+    secret = await world.dc.user_says(world.general, world.alice, "the door code is 4471", mention_bot=True)
+    await world.dc.wait_for(lambda: len(fake.requests) == 1)  # the turn is waiting for the model
+    await world.dc.user_deletes(secret)
+    assert await running.pipeline.tracker.wait_idle(10)
+    await _until_kept(running, world.general, [])
+
+
+async def test_a_question_that_opened_its_own_thread_leaves_that_thread(
+        world: World, run_bot, fake: FakeOpenAI) -> None:
+    running = await run_bot()
+    await running.runtime.places.set_value(world.guild, None, "auto_thread", "on", world.alice)
+    fake.reply("Final Answer: Noted.")
+    secret = await world.dc.user_says(world.general, world.alice, "the door code is 4471", mention_bot=True)
+    await shows(world, await world.dc.wait_for_message(secret.id, lambda m: m.author_id == world.dc.bot_id), "Noted.")
+    assert await running.pipeline.tracker.wait_idle(10)
+    assert "the door code is 4471" in " ".join(await _kept(running, secret.id))
+    await world.dc.user_deletes(secret)
+    await _until_kept(running, secret.id, [])
+
+
 async def test_deleted_chatter_leaves_and_the_rest_stays(world: World, run_bot) -> None:
     running = await run_bot(BUFFER_ALL_MESSAGES="true")
     kept = await world.dc.user_says(world.general, world.bob, "anyone up for chess?")
