@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -149,17 +149,19 @@ class ChannelService:
                 await self._summaries.clear(channel_id)
             return await self._buffer.clear(channel_id)
 
-    async def message_deleted(self, channel_id: str, message_id: str) -> int:
-        """A message deleted on Discord leaves the channel's conversation, with the answer kept
-        with it (a running summary that folded it in keeps what it made of it); rows removed.
-        After the turn running there, which may be storing it; a question that opened a thread
-        of its own (auto-thread) is kept in that thread, whose id is the message's."""
-        async with self._scheduler.channel(channel_id):
-            dropped = await self._buffer.drop_message(channel_id, message_id)
-        if dropped:
-            return dropped
-        async with self._scheduler.channel(message_id):
-            return await self._buffer.drop_message(message_id, message_id)
+    async def messages_deleted(self, channel_id: str, message_ids: Sequence[str]) -> int:
+        """Messages deleted on Discord leave the channel's conversation, each with the answer kept
+        with it (a running summary that folded one in keeps what it made of it); rows removed.
+        A question that opened a thread of its own (auto-thread) is kept in that thread, whose id
+        is the message's. Each after the turns queued before it in either place: one of them may
+        be storing it."""
+        dropped = 0
+        for message_id in message_ids:
+            async with self._scheduler.channel(channel_id):
+                pass  # not held for the thread's turn: the channel's own turns go on meanwhile
+            async with self._scheduler.channel(message_id):
+                dropped += await self._buffer.drop_message(message_id, channel_id, message_id)
+        return dropped
 
     async def record_chatter(self, *, user_id: str, display_name: str, guild_id: str | None,
                              channel_id: str, text: str, message_id: str | None = None) -> bool:

@@ -54,8 +54,8 @@ PRUNE_SQL = (
 # a message deleted on Discord: the person's row, then the answer stored with it (the channel's
 # next row, an assistant's, of the same time)
 _DROP_MESSAGE = "DELETE FROM buffer_messages WHERE id = ?"
-_FIND_MESSAGE = ("SELECT id, created_at_us FROM buffer_messages "
-                 "WHERE channel_id = ? AND message_id = ? AND role IN ('user', 'other')")
+_FIND_MESSAGE = ("SELECT id, channel_id, created_at_us FROM buffer_messages "
+                 "WHERE channel_id IN (?, ?) AND message_id = ? AND role IN ('user', 'other')")
 _DROP_ANSWER = ("DELETE FROM buffer_messages WHERE id = (SELECT id FROM buffer_messages WHERE channel_id = ? "
                 "AND id > ? ORDER BY id LIMIT 1) AND role = 'assistant' AND created_at_us = ?")
 
@@ -188,18 +188,19 @@ class ChannelBuffer:
         log.info("cleared %d buffered messages of channel %s", deleted, channel_id)
         return deleted
 
-    async def drop_message(self, channel_id: str, message_id: str) -> int:
-        """Delete a person's message that was deleted on Discord, and the answer stored with it;
-        returns how many rows were deleted (0: it was never kept)."""
-        require_id("channel_id", channel_id)
-        require_id("message_id", message_id)
+    async def drop_message(self, message_id: str, channel_id: str, thread_id: str) -> int:
+        """Delete a person's message that was deleted on Discord, kept in ``channel_id`` or in
+        ``thread_id`` (a question that opened a thread is kept in it), and the answer stored
+        with it; returns how many rows were deleted (0: it was never kept)."""
+        for value, name in ((message_id, "message_id"), (channel_id, "channel_id"), (thread_id, "thread_id")):
+            require_id(name, value)
         async with self._db.transaction():
-            row = await self._db.fetchone(_FIND_MESSAGE, (channel_id, message_id))
+            row = await self._db.fetchone(_FIND_MESSAGE, (channel_id, thread_id, message_id))
             if row is None:
                 return 0
             deleted = await self._db.execute(_DROP_MESSAGE, (row["id"],))
-            deleted += await self._db.execute(_DROP_ANSWER, (channel_id, row["id"], row["created_at_us"]))
-        log.info("dropped a message deleted on Discord from channel %s (%d row(s))", channel_id, deleted)
+            deleted += await self._db.execute(_DROP_ANSWER, (row["channel_id"], row["id"], row["created_at_us"]))
+        log.info("dropped a message deleted on Discord from channel %s (%d row(s))", row["channel_id"], deleted)
         return deleted
 
     async def prune(self, older_than: datetime) -> int:

@@ -72,9 +72,17 @@ async def test_deleted_chatter_leaves_and_the_rest_stays(world: World, run_bot) 
     assert kept.content.endswith("anyone up for chess?")
 
 
+async def test_messages_a_moderator_deletes_at_once_all_leave(world: World, run_bot) -> None:
+    running = await run_bot(BUFFER_ALL_MESSAGES="true")
+    said = [await world.dc.user_says(world.general, world.bob, f"message {i}") for i in range(3)]
+    await _until_kept(running, world.general, ["message 0", "message 1", "message 2"])
+    await world.dc.moderator_bulk_deletes(said[:2])
+    await _until_kept(running, world.general, ["message 2"])
+
+
 async def test_deleting_a_message_that_was_never_kept_changes_nothing(world: World, run_bot) -> None:
     running = await run_bot(BUFFER_ALL_MESSAGES="true")
     await world.dc.user_says(world.general, world.bob, "anyone up for chess?")
     await _until_kept(running, world.general, ["anyone up for chess?"])
-    assert await running.services.channels.message_deleted(world.general, "1234567890") == 0
+    assert await running.services.channels.messages_deleted(world.general, ["1234567890"]) == 0
     assert await _kept(running, world.general) == ["anyone up for chess?"]

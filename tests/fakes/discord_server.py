@@ -590,6 +590,16 @@ class FakeDiscord(LoopbackServer):
                    msg.guild_id)
         await asyncio.sleep(0)
 
+    async def moderator_bulk_deletes(self, msgs: list[FakeMessage]) -> None:
+        """A moderator deletes several messages of one channel at once; dispatches MESSAGE_DELETE_BULK."""
+        for msg in msgs:
+            msg.deleted = True
+        self._notify()
+        first = msgs[0]
+        self._emit("MESSAGE_DELETE_BULK", {"ids": [m.id for m in msgs], "channel_id": first.channel_id,
+                                           "guild_id": first.guild_id}, first.guild_id)
+        await asyncio.sleep(0)
+
     async def user_says(self, channel_id: str, user_id: str, content: str, *,
                         mention_bot: bool = False, reply_to: str | None = None,
                         attachments: list[tuple[str, bytes]] | None = None,

@@ -134,12 +134,11 @@ class MentionsCog(commands.Cog):
     @commands.Cog.listener()
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
         """A message deleted on Discord (cached or not) leaves the channel's kept conversation."""
-        await self.channels.message_deleted(str(payload.channel_id), str(payload.message_id))
+        await self.channels.messages_deleted(str(payload.channel_id), [str(payload.message_id)])
 
     @commands.Cog.listener()
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
-        for message_id in payload.message_ids:
-            await self.channels.message_deleted(str(payload.channel_id), str(message_id))
+        await self.channels.messages_deleted(str(payload.channel_id), [str(m) for m in sorted(payload.message_ids)])
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
