@@ -82,8 +82,7 @@ async def write_deferred(writes: MemoryWriteLog, memory: UserMemory, *,
                                          for i in write.deferred])
         except MemoryStoreError as exc:
             log.info("deferred memory writes wait: the memory store failed (%s)", exc)
-            if not any(w.trace_id == write.trace_id for w in await writes.unsettled()):
-                await _undo_later(writes, write)  # forgotten meanwhile: what lands late goes too
+            await _undo_later(writes, write)  # forgotten meanwhile: what lands late goes too
             return written
         if not await writes.settle(write.trace_id):
             # A forget erased the row while the items were being added: its own erase of the
@@ -107,6 +106,7 @@ async def write_deferred(writes: MemoryWriteLog, memory: UserMemory, *,
 
 
 async def _undo_later(writes: MemoryWriteLog, write: MemoryWrite) -> None:
-    """Announce ``write`` again, without its items: its turn's trace went with the forget, so
-    `reconcile_memory` deletes whatever of it is in the memory, on this pass or a later one."""
-    await writes.announce(write.trace_id, write.user_id, write.created_at)
+    """If a forget erased ``write``'s row, announce it again without its items: its turn's
+    trace went with the forget, so `reconcile_memory` deletes whatever of it is in the memory,
+    on this pass or a later one. A row still here is left as it is (its items wait)."""
+    await writes.announce_unless_there(write.trace_id, write.user_id, write.created_at)

@@ -65,6 +65,14 @@ class MemoryWriteLog:
             "INSERT INTO memory_writes (trace_id, user_id, created_at_us) VALUES (?, ?, ?)",
             (trace_id, user_id, epoch_us(when)))
 
+    async def announce_unless_there(self, trace_id: str, user_id: str, when: datetime) -> bool:
+        """`announce`, unless the row is still here (then it is left as it is); whether it was added."""
+        require_id("trace_id", trace_id)
+        require_id("user_id", user_id)
+        return await self._db.execute(
+            "INSERT INTO memory_writes (trace_id, user_id, created_at_us) VALUES (?, ?, ?)"
+            " ON CONFLICT (trace_id) DO NOTHING", (trace_id, user_id, epoch_us(when))) > 0
+
     async def settle(self, trace_id: str) -> bool:
         """Drop the row: the turn is stored, or its items are gone. False if there was none."""
         require_id("trace_id", trace_id)

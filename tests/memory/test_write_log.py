@@ -39,6 +39,17 @@ async def test_a_trace_id_is_announced_once(db: Database) -> None:
         await log.announce("t1", "u1", T0)
 
 
+async def test_announcing_unless_there_leaves_a_row_still_there_with_its_items(db: Database) -> None:
+    log = MemoryWriteLog(db)
+    await log.announce("t1", "u1", T0)
+    assert await log.defer("t1", [DeferredItem("kept", {}, None)])
+    assert await log.announce_unless_there("t1", "u1", T0 + timedelta(hours=1)) is False
+    assert [(w.created_at, w.deferred) for w in await log.unsettled()] == [(T0, (DeferredItem("kept", {}, None),))]
+    assert await log.settle("t1")
+    assert await log.announce_unless_there("t1", "u1", T0) is True
+    assert [(w.trace_id, w.deferred) for w in await log.unsettled()] == [("t1", None)]
+
+
 @pytest.mark.parametrize("trace_id, user_id", [("", "u1"), ("t1", " "), (None, "u1")])
 async def test_blank_ids_are_refused(db: Database, trace_id: object, user_id: str) -> None:
     with pytest.raises((TypeError, ValueError)):
