@@ -17,6 +17,7 @@ Part of bot/: uses dateutil and zoneinfo only.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ctypes
 import itertools
 import re
@@ -101,16 +102,16 @@ class _RuleThread(Generic[T]):
     check for pending events, and nothing slows the walk meanwhile (a trace function checking
     a flag on every line made rules 3-5 times slower). A thread of its own, not the default
     executor's: a stop that lands after ``fn`` ends reaches no one else's work. The lock and the
-    call in ``run``'s last lines make it land there at the latest."""
+    call in ``_run``'s last lines make it land there at the latest."""
 
     def __init__(self, fn: Callable[[], T]) -> None:
         self._fn = fn
         self._lock = threading.Lock()
         self._walking: int | None = None  # the thread's id while it may be stopped
-        self._loop = asyncio.get_running_loop()
-        self.result: asyncio.Future[T] = self._loop.create_future()
+        self.result: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def start(self) -> None:
+        self.result.set_running_or_notify_cancel()  # a waiter's cancel no longer cancels it
         threading.Thread(target=self._run, name="reminder-rule", daemon=True).start()
 
     def _run(self) -> None:
@@ -123,17 +124,11 @@ class _RuleThread(Generic[T]):
                 with self._lock:
                     self._walking = None
                     _pending_events_checked()  # a stop sent before the lock was taken lands here
-            self._hand_over(value, None)
+            self.result.set_result(value)
         except _GivenUp:
-            return
-        except BaseException as exc:  # handed to the waiting coroutine
-            self._hand_over(None, exc)
-
-    def _hand_over(self, value: T | None, exc: BaseException | None) -> None:
-        try:
-            self._loop.call_soon_threadsafe(_settle, self.result, value, exc)
-        except RuntimeError:  # the loop has closed: nobody waits any more
-            pass
+            return  # nobody waits any more
+        except BaseException as exc:
+            self.result.set_exception(exc)
 
     def stop(self) -> None:
         with self._lock:
@@ -146,20 +141,11 @@ def _pending_events_checked() -> None:
     """A Python call: entering it, the interpreter raises an exception sent to this thread."""
 
 
-def _settle(future: asyncio.Future[T], value: T | None, exc: BaseException | None) -> None:
-    if future.done():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(value)  # type: ignore[arg-type]  # value is a T whenever exc is None
-
-
 async def _in_thread(fn: Callable[[], T]) -> T:
     rule = _RuleThread(fn)
     rule.start()
     try:
-        return await asyncio.wait_for(rule.result, RULE_TIMEOUT_S)
+        return await asyncio.wait_for(asyncio.wrap_future(rule.result), RULE_TIMEOUT_S)
     except TimeoutError:
         raise ScheduleError("repeat finds no time soon enough (does the rule ever match?); "
                             "give a simpler rule") from None
